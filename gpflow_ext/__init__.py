@@ -1,0 +1,12 @@
+"""gpflow_ext: GPflow 2 extensions for three papers.
+
+* Fully scalable GPs: subspace inducing inputs, the preconditioned q(u) and MLGPF.
+* SV-DKL: stochastic variational deep kernel learning with KISS-GP grids.
+* GPLVF: Bayesian GPLVM with planar-flow q(X) for massively missing data.
+
+Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior_kl``
+implementations with GPflow's dispatchers.
+"""
+from . import config
+
+__version__ = "0.1.0"
