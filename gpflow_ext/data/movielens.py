@@ -60,16 +60,17 @@ def read_ratings(path: PathLike) -> Ratings:
         raise DataFormatError(f"{path}: no ratings found")
     try:
         table = np.array([line.split("\t") for line in lines], dtype=np.int64)
+        well_formed = table.ndim == 2 and table.shape[1] == 4
     except ValueError:
+        well_formed = False
+    if not well_formed:
         for number, line in enumerate(lines, start=1):
             fields = line.split("\t")
             if len(fields) != 4 or not all(field.strip().lstrip("-").isdigit() for field in fields):
                 raise DataFormatError(
                     f"{path}: line {number}: expected 4 tab-separated integers 'user item rating timestamp', got {line[:80]!r}"
-                ) from None
-        raise
-    if table.ndim != 2 or table.shape[1] != 4:
-        raise DataFormatError(f"{path}: expected 4 tab-separated columns 'user item rating timestamp'")
+                )
+        raise DataFormatError(f"{path}: expected rows of 4 tab-separated integers 'user item rating timestamp'")
     user, item, rating, timestamp = table.T
     if user.min() < 1 or item.min() < 1:
         raise DataFormatError(f"{path}: user and item ids are 1-based, found {min(user.min(), item.min())}")
