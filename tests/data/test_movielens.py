@@ -6,8 +6,10 @@ from gpflow_ext.data import DataFormatError, load_movielens, ratings_matrix, rea
 from gpflow_ext.data.movielens import SPLITS
 
 
-def _keys(ratings):
-    return set(zip(ratings.user.tolist(), ratings.item.tolist(), ratings.rating.tolist(), ratings.timestamp.tolist()))
+def _table(*parts):
+    """All ratings of ``parts`` as rows (user, item, rating, timestamp), sorted by (user, item)."""
+    table = np.concatenate([np.stack(list(part), axis=1) for part in parts])  # [R, 4]
+    return table[np.lexsort((table[:, 1], table[:, 0]))]
 
 
 def test_movielens_counts_and_splits(dataset_path):
@@ -17,19 +19,19 @@ def test_movielens_counts_and_splits(dataset_path):
     assert len(ratings) == 100000
     assert len(np.unique(ratings.user)) == 943 and len(np.unique(ratings.item)) == 1682
     np.testing.assert_array_equal(np.bincount(ratings.rating)[1:], [6110, 11370, 27145, 34174, 21201])
-    matrix = ratings_matrix(ratings)
+    matrix = ratings_matrix(ratings)  # also checks that every (user, item) pair is rated once
     assert matrix.shape == (943, 1682) and matrix.nnz == 100000
-    all_keys = _keys(ratings)
-    test_union = set()
+    everything = _table(ratings)
+    tests = []
     for split in SPLITS:
-        part = load_movielens(folder, split=split, download=False)
-        train, test = _keys(part.train), _keys(part.test)
-        assert not train & test and train | test == all_keys, split
-        assert len(part.train) + len(part.test) == 100000
-        if split.startswith("u") and split[1].isdigit():
-            assert not test & test_union
-            test_union |= test
-    assert test_union == all_keys  # u1..u5.test partition u.data
+        train = read_ratings(folder / f"{split}.base.gz")
+        test = read_ratings(folder / f"{split}.test.gz")
+        np.testing.assert_array_equal(_table(train, test), everything)  # base + test == u.data, as multisets
+        if split[1].isdigit():
+            tests.append(test)
+    np.testing.assert_array_equal(_table(*tests), everything)  # u1..u5.test partition u.data
+    part = load_movielens(folder, split="u3", download=False)
+    assert len(part.train) == 80000 and len(part.test) == 20000
 
 
 def test_movielens_items_and_users(dataset_path):
