@@ -186,10 +186,13 @@ def _hash(data: bytes, algorithm: str) -> str:
 
 
 def _decompressed(data: bytes, name: str) -> bytes:
-    if name.endswith(".gz"):
-        return gzip.decompress(data)
-    if name.endswith(".xz"):
-        return lzma.decompress(data)
+    try:
+        if name.endswith(".gz"):
+            return gzip.decompress(data)
+        if name.endswith(".xz"):
+            return lzma.decompress(data)
+    except (OSError, EOFError, lzma.LZMAError) as error:
+        raise ChecksumError(f"{name}: cannot decompress ({error}); the file is damaged") from None
     return data
 
 

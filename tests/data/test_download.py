@@ -123,6 +123,10 @@ def test_download_mnist_idx_files(served, dataset_path, tmp_path):
     download("mnist", cache_dir=cache, base_url=server.url, registry=registry)
     images, labels = load_mnist(data_dir=tmp_path / "nowhere", subset="test", cache_dir=cache, download=False)
     assert images.shape == (10000, 28, 28) and len(labels) == 10000
+    cached = cache / "mnist" / "t10k-labels-idx1-ubyte.gz"
+    cached.write_bytes(b"not gzip")  # damaged cache entry: fetched again
+    download("mnist", cache_dir=cache, base_url=server.url, registry=registry)
+    assert server.requests.count("/t10k-labels-idx1-ubyte.gz") == 2
     # shared/data's train images were re-gzipped, so their .gz fails the official md5 -- as it must
     train = [r for r in REGISTRY["mnist"] if r.name == "train-images-idx3-ubyte.gz"]
     _copy(dataset_path("mnist", "train-images-idx3-ubyte.gz"), folder / "train-images-idx3-ubyte.gz")
@@ -131,6 +135,9 @@ def test_download_mnist_idx_files(served, dataset_path, tmp_path):
     # ...while the uncompressed content check alone accepts it
     content_only = {"mnist": (dataclasses.replace(train[0], md5=None),)}
     download("mnist", cache_dir=cache, base_url=server.url, registry=content_only)
+    (cache / "mnist" / "train-images-idx3-ubyte.gz").write_bytes(b"not gzip")  # undecompressable: fetched again
+    download("mnist", cache_dir=cache, base_url=server.url, registry=content_only)
+    assert server.requests.count("/train-images-idx3-ubyte.gz") == 3
 
 
 def _archive_registry(name):
