@@ -10,7 +10,7 @@ from ._io import DataFormatError
 from .digits import ClassificationSplit, load_digits
 from .download import REGISTRY, ChecksumError, RemoteFile
 from .download import dataset_folder, download, verify_file  # the function download(name, ...)
-from .loaders import MovieLens, load_adult, load_bibtex, load_connect4, load_mnist, load_movielens, locate
+from .loaders import MovieLens, load_adult, load_bibtex, load_connect4, load_mnist, load_movielens, load_multilabel, locate
 from .mnist import downscale, read_idx, read_mnist_csv, read_mnist_images, read_mnist_labels
 from .movielens import Items, Ratings, Users, ratings_matrix, read_genres, read_items, read_ratings, read_users
 from .uci import TabularData, connect4_one_hot, read_adult, read_connect4_pmlb, read_connect4_uci

@@ -18,9 +18,9 @@ from ._io import find_files
 from .mnist import downscale, read_mnist_csv, read_mnist_images, read_mnist_labels
 from .movielens import Items, Ratings, Users, SPLITS, read_genres, read_items, read_ratings, read_users
 from .uci import TabularData, read_adult, read_connect4_pmlb, read_connect4_uci
-from .xmc import MultiLabelData, read_mulan_arff, read_xmc_text
+from .xmc import MultiLabelData, load_xmc_split, read_mulan_arff, read_xmc_text
 
-__all__ = ["locate", "load_bibtex", "load_movielens", "MovieLens", "load_mnist", "load_adult", "load_connect4"]
+__all__ = ["locate", "load_multilabel", "load_bibtex", "load_movielens", "MovieLens", "load_mnist", "load_adult", "load_connect4"]
 
 
 def locate(
@@ -85,6 +85,61 @@ def load_bibtex(
         files = locate("bibtex", ["bibtex_train.xmc.txt", "bibtex_test.xmc.txt"], data_dir, False, cache_dir)
         return read_xmc_text(files["bibtex_train.xmc.txt"], dtype=dtype), read_xmc_text(files["bibtex_test.xmc.txt"], dtype=dtype)
     raise ValueError(f"source must be 'arff' or 'xmc', got {source!r}")
+
+
+def _find_case_insensitive(folder: Path, candidates: Sequence[str]) -> Optional[Path]:
+    if not folder.is_dir():
+        return None
+    by_lower = {}
+    for path in sorted(folder.iterdir()):
+        by_lower.setdefault(path.name.lower(), path)
+    for candidate in candidates:
+        for suffix in ("", ".gz", ".xz"):
+            path = by_lower.get((candidate + suffix).lower())
+            if path is not None and path.is_file():
+                return path
+    return None
+
+
+def load_multilabel(
+    name: str, data_dir: Optional[os.PathLike] = None, split: int = 0, dtype=np.float64
+) -> Tuple[MultiLabelData, MultiLabelData]:
+    """``(train, test)`` of a multi-label dataset stored locally in one of the published layouts.
+
+    Looks in ``data_dir/<name>/`` (or ``data_dir`` itself; default ``$GPFLOW_EXT_DATA``) for, in order
+    (file names matched case-insensitively, plain or ``.gz``/``.xz``):
+
+    1. Mulan: ``<name>-train.arff``, ``<name>-test.arff``, ``<name>.xml`` (Bibtex, Delicious, Mediamill);
+    2. XMC repository train/test files: ``<name>_train.txt`` + ``<name>_test.txt`` (e.g. EUR-Lex), or
+       ``<name>_train.xmc.txt`` + ``<name>_test.xmc.txt``, or ``train.txt`` + ``test.txt``;
+    3. XMC repository single file with split files: ``<name>_data.txt`` + ``<name>_trSplit.txt`` +
+       ``<name>_tstSplit.txt``, using column ``split`` of the split files.
+
+    Only ``bibtex`` is also downloadable (see ``load_bibtex``); other datasets must be present locally.
+    """
+    roots = [Path(data_dir).expanduser()] if data_dir is not None else ([config.data_dir()] if config.data_dir() else [])
+    folders = [folder for root in roots for folder in (root / name, root)]
+    for folder in folders:
+        train = _find_case_insensitive(folder, [f"{name}-train.arff"])
+        test = _find_case_insensitive(folder, [f"{name}-test.arff"])
+        xml = _find_case_insensitive(folder, [f"{name}.xml"])
+        if train and test and xml:
+            return read_mulan_arff(train, xml, dtype=dtype), read_mulan_arff(test, xml, dtype=dtype)
+        for train_name, test_name in ((f"{name}_train.txt", f"{name}_test.txt"),
+                                      (f"{name}_train.xmc.txt", f"{name}_test.xmc.txt"), ("train.txt", "test.txt")):
+            train, test = _find_case_insensitive(folder, [train_name]), _find_case_insensitive(folder, [test_name])
+            if train and test:
+                return read_xmc_text(train, dtype=dtype), read_xmc_text(test, dtype=dtype)
+        data = _find_case_insensitive(folder, [f"{name}_data.txt"])
+        train_split = _find_case_insensitive(folder, [f"{name}_trSplit.txt"])
+        test_split = _find_case_insensitive(folder, [f"{name}_tstSplit.txt"])
+        if data and train_split and test_split:
+            return load_xmc_split(data, train_split, test_split, split=split, dtype=dtype)
+    raise FileNotFoundError(
+        f"multi-label dataset {name!r}: no Mulan ({name}-train.arff, {name}-test.arff, {name}.xml) or XMC "
+        f"({name}_train.txt/{name}_test.txt, or {name}_data.txt with {name}_trSplit.txt/{name}_tstSplit.txt) files "
+        f"in {[str(f) for f in folders] or 'nowhere: data_dir and $' + config.DATA_ENV + ' are unset'}"
+    )
 
 
 class MovieLens(NamedTuple):

@@ -20,7 +20,7 @@ Connect-4 (https://archive.ics.uci.edu/dataset/26/connect+4): 67557 positions, 4
 ``win``/``loss``/``draw``. Both the UCI text and the PMLB copy (tab-separated, cells b=0, o=1,
 x=2, target draw=0, loss=1, win=2) are read into the same integer coding.
 """
-from typing import List, NamedTuple, Sequence
+from typing import List, NamedTuple
 
 import numpy as np
 

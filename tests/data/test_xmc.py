@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from gpflow_ext.data import (
     DataFormatError,
     load_bibtex,
+    load_multilabel,
     load_xmc_split,
     read_mulan_arff,
     read_mulan_labels,
@@ -172,3 +173,27 @@ def test_bibtex_counts_and_arff_equals_xmc_text(dataset_path):
 def test_bibtex_xmc_header_matches(dataset_path):
     with gzip.open(dataset_path("bibtex", "bibtex_test.xmc.txt.gz"), "rt") as handle:
         assert handle.readline().split() == ["2515", "1836", "159"]
+
+
+def test_load_multilabel_finds_every_published_layout(tmp_path, tiny_xmc, dataset_path):
+    full = read_xmc_text(tiny_xmc)
+    # XMC single file + split files (e.g. the repository's Delicious/Mediamill zips), names case-insensitive
+    folder = tmp_path / "root" / "mediamill"
+    folder.mkdir(parents=True)
+    (folder / "Mediamill_data.txt").write_text(tiny_xmc.read_text())
+    (folder / "mediamill_trSplit.txt").write_text("1 2\n3 3\n")
+    (folder / "mediamill_tstSplit.txt").write_text("2 1\n")
+    train, test = load_multilabel("mediamill", tmp_path / "root", split=1)
+    assert (train.Y != full.Y[[1, 2]]).nnz == 0 and (test.X != full.X[[0]]).nnz == 0
+    # XMC train/test files
+    eurlex = tmp_path / "eurlex"
+    eurlex.mkdir()
+    (eurlex / "eurlex_train.txt").write_text(tiny_xmc.read_text())
+    (eurlex / "eurlex_test.txt").write_text("1 4 3\n2 0:1\n")
+    train, test = load_multilabel("eurlex", eurlex)
+    assert train.X.shape == (3, 4) and test.Y.toarray().tolist() == [[0, 0, 1]]
+    # Mulan files (the real bibtex)
+    train, test = load_multilabel("bibtex", dataset_path("bibtex").parent)
+    assert train.X.shape == (4880, 1836) and test.Y.shape == (2515, 159)
+    with pytest.raises(FileNotFoundError, match="multi-label dataset 'delicious'.*delicious-train.arff"):
+        load_multilabel("delicious", tmp_path)
