@@ -63,7 +63,7 @@ def top_k(scores: np.ndarray, k: int, chunk_size: Optional[int] = None) -> np.nd
     for start in range(0, num_data, chunk_size):
         block = scores[start : start + chunk_size]  # [B, K]
         if k < num_labels:
-            candidates = np.argpartition(-block, k - 1, axis=1)[:, :k]  # [B, k], unordered
+            candidates = np.argpartition(block, num_labels - k, axis=1)[:, num_labels - k :]  # [B, k], unordered
         else:
             candidates = np.broadcast_to(np.arange(num_labels), block.shape).copy()
         candidates.sort(axis=1)  # lower index first, so the stable sort below breaks ties by index
