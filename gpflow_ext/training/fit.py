@@ -66,6 +66,15 @@ def _resolve_variables(model: tf.Module, variables: Optional[Sequence[Any]]) -> 
     return unique
 
 
+def _build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
+    """Create the optimizer's slot variables now (tf_keras ``build``; legacy ``_create_all_weights``)."""
+    if hasattr(optimizer, "build") and callable(optimizer.build):
+        if not getattr(optimizer, "_built", False):
+            optimizer.build(variables)
+    elif hasattr(optimizer, "_create_all_weights"):
+        optimizer._create_all_weights(variables)
+
+
 def _default_log_every(n_steps: int) -> int:
     return max(1, n_steps // 10)
 
@@ -251,8 +260,7 @@ def fit(
             optimizer = tf_keras.optimizers.Adam(learning_rate=learning_rate)
         if not hasattr(optimizer, "apply_gradients"):
             raise TypeError(f"optimizer must have apply_gradients (a tf_keras optimizer), got {type(optimizer).__name__}")
-        if hasattr(optimizer, "build") and not getattr(optimizer, "built", True):
-            optimizer.build(variables)  # slots exist before restore / tracing
+        _build_optimizer(optimizer, variables)  # slots exist before restore and before tracing
     epoch_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
     step_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
     seed_record = tf.Variable(seed, dtype=tf.int64, trainable=False, name="seed")
@@ -300,13 +308,21 @@ def fit(
         return loss, grads
 
     if strategy is None:
+        # One call per step: the update is applied only if objective and gradients are finite
+        # (the optimizer's slots were built above, so nothing is created inside the cond).
 
         def compute(batch):
             loss, grads = loss_and_grads(batch)
-            return loss, grads, _finite_flags(loss, grads)
+            flags = _finite_flags(loss, grads)
 
-        def apply(grads):
-            optimizer.apply_gradients(zip(grads, variables))
+            def update():
+                optimizer.apply_gradients(zip(grads, variables))
+                return tf.constant(True)
+
+            tf.cond(tf.reduce_all(flags), update, lambda: tf.constant(False))
+            return loss, flags
+
+        apply = None
 
     else:
         replicas = strategy.num_replicas_in_sync
@@ -332,13 +348,20 @@ def fit(
             loss, grads, flags = strategy.run(replica_compute, args=(rows,))
             loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
             bad = strategy.reduce(tf.distribute.ReduceOp.SUM, tf.cast(tf.logical_not(flags), tf.int32), axis=None)
-            return loss, grads, tf.equal(bad, 0)
+            return loss, grads, tf.equal(bad, 0)  # [] total objective, per-replica grads, [1 + V] flags
 
-        def apply(grads):
+        def two_phase_apply(grads):
             strategy.run(lambda g: optimizer.apply_gradients(zip(g, variables)), args=(grads,))
 
+        # Two calls per step: all replicas must agree on applying, so the finite check runs in between.
+        apply = maybe_compile(two_phase_apply)
+        strategy_compute = compute
+
+        def compute(rows):
+            loss, grads, flags = strategy_compute(rows)
+            return loss, (grads, flags)
+
     compute = maybe_compile(compute)
-    apply = maybe_compile(apply)
 
     # ---------------------------------------------------------------- input pipeline
     if array_data is None:
@@ -347,8 +370,8 @@ def fit(
         dataset = minibatch_dataset(
             array_data,
             batch_size or num_data,
-            start_epoch,
-            max(start_epoch, epochs),
+            start_epoch + 1,  # 1-based epoch numbers key the shuffle
+            max(start_epoch, epochs) + 1,
             seed,
             shuffle,
             gather=strategy is None,
@@ -412,7 +435,7 @@ def fit(
                 if first_call:
                     first_call = False
                     try:  # first call traces: turn errors from inside the model into a clear one
-                        loss, grads, flags = compute(inputs)
+                        loss, flags = compute(inputs)
                     except (NonFiniteObjectiveError, KeyboardInterrupt):
                         raise
                     except Exception as err:
@@ -422,7 +445,9 @@ def fit(
                             f"shapes {shapes} (dtype {dtype.name}): {type(err).__name__}: {err}"
                         ) from err
                 else:
-                    loss, grads, flags = compute(inputs)
+                    loss, flags = compute(inputs)
+                if apply is not None:
+                    grads, flags = flags
                 flags = np.asarray(flags)
                 if not flags.all():
                     raise NonFiniteObjectiveError(
@@ -431,7 +456,8 @@ def fit(
                         _nonfinite_names(flags, variables) if flags.size > 1 else ["objective or gradient"],
                         manager.latest_checkpoint if manager else None,
                     )
-                apply(grads)
+                if apply is not None:
+                    apply(grads)
                 step += 1
                 value = float(loss)
                 epoch_losses.append(value)
