@@ -10,5 +10,6 @@ implementations with GPflow's dispatchers.
 from . import config
 from . import data
 from . import metrics
+from . import training
 
 __version__ = "0.1.0"
