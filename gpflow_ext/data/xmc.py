@@ -98,38 +98,44 @@ def read_xmc_text(path: PathLike, dtype=np.float64) -> MultiLabelData:
         if not header:
             raise DataFormatError(f"{path}: empty file, expected the XMC header 'N D K'")
         num_data, num_features, num_labels = _parse_header(header, path)
-        lines = handle.read().split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()  # trailing newline(s)
-    if len(lines) != num_data:
-        raise DataFormatError(f"{path}: header says N={num_data} rows but the file has {len(lines)} data rows")
-    for row, line in enumerate(lines):
-        line = line.rstrip("\r")
-        tokens = line.split()
-        if tokens and not line[:1].isspace() and ":" not in tokens[0]:
-            label_token, feature_tokens = tokens[0], tokens[1:]
-        else:
-            label_token, feature_tokens = "", tokens
-        try:
+        row, blank_run = 0, 0
+        for line in handle:  # streamed: the text is never held in memory whole
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                blank_run += 1  # an empty row (no label, no feature), unless only blank lines follow
+                continue
+            row += blank_run
+            blank_run = 0
+            if row >= num_data:
+                raise DataFormatError(f"{path}: header says N={num_data} rows but the file has more (line {row + 2})")
+            tokens = line.split()
+            if not line[:1].isspace() and ":" not in tokens[0]:
+                label_token, feature_tokens = tokens[0], tokens[1:]
+            else:
+                label_token, feature_tokens = "", tokens
+            try:
+                if label_token:
+                    labels = np.array(label_token.split(","), dtype=np.int64)
+                if feature_tokens:
+                    pairs = " ".join(feature_tokens).replace(":", " ").split()
+                    if len(pairs) != 2 * len(feature_tokens):
+                        raise ValueError("each feature must be written 'index:value'")
+                    indices = np.array(pairs[0::2], dtype=np.int64)
+                    values = np.array(pairs[1::2], dtype=np.float64)
+            except ValueError as error:
+                raise DataFormatError(f"{path}: line {row + 2}: cannot parse {line[:80]!r} ({error})") from None
             if label_token:
-                labels = np.array(label_token.split(","), dtype=np.int64)
+                _check_indices(labels, num_labels, "label", "K", path, row)
                 label_rows.append(np.full(len(labels), row, dtype=np.int64))
                 label_cols.append(labels)
             if feature_tokens:
-                pairs = " ".join(feature_tokens).replace(":", " ").split()
-                if len(pairs) != 2 * len(feature_tokens):
-                    raise ValueError("each feature must be written 'index:value'")
-                indices = np.array(pairs[0::2], dtype=np.int64)
-                values = np.array(pairs[1::2], dtype=np.float64)
+                _check_indices(indices, num_features, "feature", "D", path, row)
                 feat_rows.append(np.full(len(indices), row, dtype=np.int64))
                 feat_cols.append(indices)
                 feat_vals.append(values)
-        except ValueError as error:
-            raise DataFormatError(f"{path}: line {row + 2}: cannot parse {line[:80]!r} ({error})") from None
-        if label_token:
-            _check_indices(labels, num_labels, "label", "K", path, row)
-        if feature_tokens:
-            _check_indices(indices, num_features, "feature", "D", path, row)
+            row += 1
+    if row != num_data:
+        raise DataFormatError(f"{path}: header says N={num_data} rows but the file has {row} data rows")
     concat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)  # noqa: E731
     X = _features_csr(concat(feat_rows), concat(feat_cols), concat(feat_vals), (num_data, num_features), dtype)
     Y = _labels_csr(concat(label_rows), concat(label_cols), (num_data, num_labels), dtype)

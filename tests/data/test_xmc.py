@@ -56,6 +56,12 @@ def test_xmc_text_reads_labels_features_and_empty_rows(tiny_xmc):
     np.testing.assert_array_equal(data.Y.toarray(), [[1, 0, 1], [0, 0, 0], [0, 1, 0]])
 
 
+def test_xmc_text_empty_line_is_an_empty_row(tmp_path):
+    data = read_xmc_text(_write(tmp_path / "blank.txt", "3 2 2\n0 0:1\n\n1 1:1\n\n"))
+    np.testing.assert_array_equal(data.Y.toarray(), [[1, 0], [0, 0], [0, 1]])
+    np.testing.assert_array_equal(data.X.toarray(), [[1, 0], [0, 0], [0, 1]])
+
+
 def test_xmc_text_round_trip(tmp_path, rng):
     X = sp.random(30, 20, density=0.2, random_state=1, format="csr")
     X.data = np.round(X.data, 3)
@@ -74,6 +80,7 @@ def test_xmc_text_round_trip(tmp_path, rng):
     "text, message",
     [
         ("2 4 3\n0 0:1\n", "header says N=2 rows but the file has 1"),
+        ("1 4 3\n0 0:1\n1 1:1\n", "header says N=1 rows but the file has more"),
         ("1 4 3\n3 0:1\n", "label index 3 out of range"),
         ("1 4 3\n0 4:1\n", "feature index 4 out of range"),
         ("1 4 3\n0 -1:1\n", "feature index -1 out of range"),
