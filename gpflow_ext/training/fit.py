@@ -346,7 +346,7 @@ def fit(
         def replica_compute(rows):
             if rows is None:  # internal data: every replica evaluates the full objective / R
                 loss, grads = loss_and_grads(None, tf.constant(1.0 / replicas, dtype))
-                return loss, grads, _finite_flags(loss, grads)
+                return loss, grads, tf.cast(tf.logical_not(_finite_flags(loss, grads)), tf.int32)
             batch = array_data.gather(rows)
             local = tf.cast(tf.shape(rows)[0], dtype)
             total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
@@ -358,12 +358,12 @@ def fit(
                 return tf.zeros((), dtype), [tf.zeros_like(v) for v in variables]
 
             loss, grads = tf.cond(local > 0, weighted, empty)
-            return loss, grads, _finite_flags(loss, grads)
+            return loss, grads, tf.cast(tf.logical_not(_finite_flags(loss, grads)), tf.int32)
 
         def compute(rows):
-            loss, grads, flags = strategy.run(replica_compute, args=(rows,))
+            loss, grads, bad = strategy.run(replica_compute, args=(rows,))
             loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
-            bad = strategy.reduce(tf.distribute.ReduceOp.SUM, tf.cast(tf.logical_not(flags), tf.int32), axis=None)
+            bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)  # [1 + V] replicas failing
             return loss, grads, tf.equal(bad, 0)  # [] total objective, per-replica grads, [1 + V] flags
 
         def two_phase_apply(grads):
