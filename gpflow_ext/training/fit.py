@@ -162,9 +162,11 @@ def fit(
     :param checkpoint_dir: ``tf.train.CheckpointManager`` folder (default ``logdir/checkpoints``
         when ``logdir`` is given). Holds model, optimizer state, epoch/step counters and the seed.
     :param checkpoint_every: save every this many epochs (and after the last one).
-    :param seed: makes training reproducible: epoch ``e`` shuffles with the stateless key
-        ``(seed, e)`` and runs with ``tf.random.set_seed(seed * 1000003 + e)`` so that random ops
-        inside models (Monte Carlo ELBOs) are identical whether or not the run was resumed.
+    :param seed: makes training reproducible: epoch ``e`` (1-based) shuffles with the stateless key
+        ``(seed, e)``. TF's global seed is set to ``seed * 1000003 + e`` before the first epoch of
+        the call, and before every epoch if the step has stateful random ops (see
+        ``exact_random_resume``), so Monte Carlo objectives are identical whether or not the run
+        was resumed.
     :param callbacks: functions called eagerly after every ``metrics_every``-th epoch with any of
         the keyword arguments ``model, epoch, step, history, objective`` they declare; a returned
         ``dict`` of scalars is logged like ``metrics``.
@@ -311,7 +313,12 @@ def fit(
         print(f"fit: resumed from {resumed_from} at epoch {start_epoch} (step {int(step_counter.numpy())})")
 
     # ---------------------------------------------------------------- compiled step
-    maybe_compile = (lambda f: tf.function(f)) if compile else (lambda f: f)
+    def maybe_compile(function, signature=None):
+        if not compile:
+            return function
+        if signature is not None:  # batch dimension None: one tracing for full and short batches
+            return tf.function(function, input_signature=signature)
+        return tf.function(function, reduce_retracing=True)
 
     def loss_and_grads(batch: Optional[tuple], weight: Optional[tf.Tensor] = None):
         with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -378,9 +385,8 @@ def fit(
             return loss, (grads, flags)
 
     step_function = compute
-    compute = maybe_compile(step_function)
-
     # ---------------------------------------------------------------- input pipeline
+    signature = None
     if array_data is None:
         batches = iter(())
     else:
@@ -394,6 +400,9 @@ def fit(
             gather=strategy is None,
         )
         batches = iter(dataset)
+        if strategy is None:
+            signature = [dataset.element_spec]
+    compute = maybe_compile(step_function, signature)
 
     def next_input():
         if array_data is None:
@@ -445,11 +454,14 @@ def fit(
     retrace_each_epoch = False
     try:
         for epoch in range(start_epoch + 1, epochs + 1):  # 1-based epoch being trained
-            tf.random.set_seed(seed * _SEED_STRIDE + epoch)
+            if epoch == start_epoch + 1 or retrace_each_epoch or not compile:
+                # (set_seed also clears TF's kernel cache, which re-instantiates compiled functions:
+                # done only when random ops need it, it costs about as much as a tracing)
+                tf.random.set_seed(seed * _SEED_STRIDE + epoch)
             if retrace_each_epoch and epoch > start_epoch + 1:
                 # stateful random ops bake their seeds in at tracing: a fresh trace per epoch makes
                 # epoch e's random numbers depend on (seed, e) only, hence identical after a resume
-                compute = maybe_compile(step_function)
+                compute = maybe_compile(step_function, signature)
             started = time.perf_counter()
             epoch_losses = []
             for _ in range(n_steps):
