@@ -76,7 +76,8 @@ def _build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
 
 
 def _default_log_every(n_steps: int) -> int:
-    return max(1, n_steps // 10)
+    # one gpflow.monitor call costs ~10-40 ms eagerly (summary ops + flush): once per epoch, at most every 100 steps
+    return max(1, min(n_steps, 100))
 
 
 def _variable_names(model: tf.Module, variables: Sequence[tf.Variable]) -> list:
@@ -176,7 +177,7 @@ def fit(
     :param images: ``{name: plot(fig, axes)}`` written through ``gpflow.monitor.ImageToTensorBoard``
         every ``images_every`` epochs (default: ``metrics_every``); ``image_kwargs`` go to it.
     :param log_every: objective and parameters to TensorBoard every this many steps (default:
-        about 10 times per epoch).
+        once per epoch, or every 100 steps if epochs are longer).
     :param log_parameters: ``True`` (kernel and likelihood parameters), ``False`` or a list of
         keywords for ``ModelToTensorBoard``.
     :param monitor: extra ``gpflow.monitor`` ``Monitor``/``MonitorTaskGroup``(s), called every step
