@@ -152,7 +152,8 @@ def fit(
     :param data: tuple of arrays with equal first dimension N (numpy or ``scipy.sparse``, CSR
         preferred). Each minibatch is a tuple of the same structure; sparse parts arrive as
         ``tf.SparseTensor``. Floating arrays are cast to ``dtype``; integer arrays (row indices,
-        labels) keep an integer type. NaN/inf is rejected before training.
+        labels) keep their integer type and boolean arrays (masks) stay ``tf.bool``. NaN/inf is
+        rejected before training.
     :param epochs: total number of epochs. With a checkpoint, training resumes at the saved epoch
         and stops at ``epochs`` (re-running the same command continues where it stopped).
     :param batch_size: minibatch size B (``None``: full batch). steps per epoch = ceil(N / B).
