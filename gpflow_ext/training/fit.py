@@ -296,10 +296,9 @@ def fit(
         manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=max_checkpoints)
         if manager.latest_checkpoint:
             resumed_from = manager.latest_checkpoint
-            status = checkpoint.restore(resumed_from)
             try:
-                status.assert_existing_objects_matched()
-            except AssertionError as err:
+                checkpoint.restore(resumed_from).assert_existing_objects_matched()
+            except (AssertionError, ValueError, tf.errors.InvalidArgumentError) as err:
                 raise ValueError(
                     f"checkpoint {resumed_from} does not match this model/optimizer (different architecture?); "
                     f"use another checkpoint_dir or delete it: {err}"
