@@ -76,7 +76,8 @@ def _build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
 
 
 def _default_log_every(n_steps: int) -> int:
-    return max(1, n_steps // 10)
+    # one gpflow.monitor call costs ~10-40 ms eagerly (summary ops + flush): once per epoch, at most every 100 steps
+    return max(1, min(n_steps, 100))
 
 
 def _variable_names(model: tf.Module, variables: Sequence[tf.Variable]) -> list:
@@ -151,7 +152,8 @@ def fit(
     :param data: tuple of arrays with equal first dimension N (numpy or ``scipy.sparse``, CSR
         preferred). Each minibatch is a tuple of the same structure; sparse parts arrive as
         ``tf.SparseTensor``. Floating arrays are cast to ``dtype``; integer arrays (row indices,
-        labels) keep an integer type. NaN/inf is rejected before training.
+        labels) keep their integer type and boolean arrays (masks) stay ``tf.bool``. NaN/inf is
+        rejected before training.
     :param epochs: total number of epochs. With a checkpoint, training resumes at the saved epoch
         and stops at ``epochs`` (re-running the same command continues where it stopped).
     :param batch_size: minibatch size B (``None``: full batch). steps per epoch = ceil(N / B).
@@ -162,9 +164,11 @@ def fit(
     :param checkpoint_dir: ``tf.train.CheckpointManager`` folder (default ``logdir/checkpoints``
         when ``logdir`` is given). Holds model, optimizer state, epoch/step counters and the seed.
     :param checkpoint_every: save every this many epochs (and after the last one).
-    :param seed: makes training reproducible: epoch ``e`` shuffles with the stateless key
-        ``(seed, e)`` and runs with ``tf.random.set_seed(seed * 1000003 + e)`` so that random ops
-        inside models (Monte Carlo ELBOs) are identical whether or not the run was resumed.
+    :param seed: makes training reproducible: epoch ``e`` (1-based) shuffles with the stateless key
+        ``(seed, e)``. TF's global seed is set to ``seed * 1000003 + e`` before the first epoch of
+        the call, and before every epoch if the step has stateful random ops (see
+        ``exact_random_resume``), so Monte Carlo objectives are identical whether or not the run
+        was resumed.
     :param callbacks: functions called eagerly after every ``metrics_every``-th epoch with any of
         the keyword arguments ``model, epoch, step, history, objective`` they declare; a returned
         ``dict`` of scalars is logged like ``metrics``.
@@ -174,7 +178,7 @@ def fit(
     :param images: ``{name: plot(fig, axes)}`` written through ``gpflow.monitor.ImageToTensorBoard``
         every ``images_every`` epochs (default: ``metrics_every``); ``image_kwargs`` go to it.
     :param log_every: objective and parameters to TensorBoard every this many steps (default:
-        about 10 times per epoch).
+        once per epoch, or every 100 steps if epochs are longer).
     :param log_parameters: ``True`` (kernel and likelihood parameters), ``False`` or a list of
         keywords for ``ModelToTensorBoard``.
     :param monitor: extra ``gpflow.monitor`` ``Monitor``/``MonitorTaskGroup``(s), called every step
@@ -292,10 +296,9 @@ def fit(
         manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=max_checkpoints)
         if manager.latest_checkpoint:
             resumed_from = manager.latest_checkpoint
-            status = checkpoint.restore(resumed_from)
             try:
-                status.assert_existing_objects_matched()
-            except AssertionError as err:
+                checkpoint.restore(resumed_from).assert_existing_objects_matched()
+            except (AssertionError, ValueError, tf.errors.InvalidArgumentError) as err:
                 raise ValueError(
                     f"checkpoint {resumed_from} does not match this model/optimizer (different architecture?); "
                     f"use another checkpoint_dir or delete it: {err}"
@@ -311,7 +314,12 @@ def fit(
         print(f"fit: resumed from {resumed_from} at epoch {start_epoch} (step {int(step_counter.numpy())})")
 
     # ---------------------------------------------------------------- compiled step
-    maybe_compile = (lambda f: tf.function(f)) if compile else (lambda f: f)
+    def maybe_compile(function, signature=None):
+        if not compile:
+            return function
+        if signature is not None:  # batch dimension None: one tracing for full and short batches
+            return tf.function(function, input_signature=signature)
+        return tf.function(function, reduce_retracing=True)
 
     def loss_and_grads(batch: Optional[tuple], weight: Optional[tf.Tensor] = None):
         with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -346,7 +354,7 @@ def fit(
         def replica_compute(rows):
             if rows is None:  # internal data: every replica evaluates the full objective / R
                 loss, grads = loss_and_grads(None, tf.constant(1.0 / replicas, dtype))
-                return loss, grads, _finite_flags(loss, grads)
+                return loss, grads, tf.cast(tf.logical_not(_finite_flags(loss, grads)), tf.int32)
             batch = array_data.gather(rows)
             local = tf.cast(tf.shape(rows)[0], dtype)
             total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
@@ -358,12 +366,12 @@ def fit(
                 return tf.zeros((), dtype), [tf.zeros_like(v) for v in variables]
 
             loss, grads = tf.cond(local > 0, weighted, empty)
-            return loss, grads, _finite_flags(loss, grads)
+            return loss, grads, tf.cast(tf.logical_not(_finite_flags(loss, grads)), tf.int32)
 
         def compute(rows):
-            loss, grads, flags = strategy.run(replica_compute, args=(rows,))
+            loss, grads, bad = strategy.run(replica_compute, args=(rows,))
             loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
-            bad = strategy.reduce(tf.distribute.ReduceOp.SUM, tf.cast(tf.logical_not(flags), tf.int32), axis=None)
+            bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)  # [1 + V] replicas failing
             return loss, grads, tf.equal(bad, 0)  # [] total objective, per-replica grads, [1 + V] flags
 
         def two_phase_apply(grads):
@@ -378,9 +386,8 @@ def fit(
             return loss, (grads, flags)
 
     step_function = compute
-    compute = maybe_compile(step_function)
-
     # ---------------------------------------------------------------- input pipeline
+    signature = None
     if array_data is None:
         batches = iter(())
     else:
@@ -394,6 +401,9 @@ def fit(
             gather=strategy is None,
         )
         batches = iter(dataset)
+        if strategy is None:
+            signature = [dataset.element_spec]
+    compute = maybe_compile(step_function, signature)
 
     def next_input():
         if array_data is None:
@@ -445,11 +455,14 @@ def fit(
     retrace_each_epoch = False
     try:
         for epoch in range(start_epoch + 1, epochs + 1):  # 1-based epoch being trained
-            tf.random.set_seed(seed * _SEED_STRIDE + epoch)
+            if epoch == start_epoch + 1 or retrace_each_epoch or not compile:
+                # (set_seed also clears TF's kernel cache, which re-instantiates compiled functions:
+                # done only when random ops need it, it costs about as much as a tracing)
+                tf.random.set_seed(seed * _SEED_STRIDE + epoch)
             if retrace_each_epoch and epoch > start_epoch + 1:
                 # stateful random ops bake their seeds in at tracing: a fresh trace per epoch makes
                 # epoch e's random numbers depend on (seed, e) only, hence identical after a resume
-                compute = maybe_compile(step_function)
+                compute = maybe_compile(step_function, signature)
             started = time.perf_counter()
             epoch_losses = []
             for _ in range(n_steps):

@@ -171,3 +171,23 @@ def test_callbacks_and_metrics_are_recorded(th):
     assert seen == [2, 4] and history.metric_epochs == [2, 4]
     assert history.metrics["epoch_times_two"] == [4.0, 8.0]
     assert history.metrics["rmse"] == [0.5, 0.5] and len(history.metrics["kernel_variance"]) == 2
+
+
+def test_eager_mode_matches_compiled(th):
+    regression_data, svgp, values, max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
+    X, Y = regression_data(n=30)
+    compiled, eager = svgp(X), svgp(X)
+    h1 = fit(compiled, (X, Y), epochs=2, batch_size=15, progress=False)
+    h2 = fit(eager, (X, Y), epochs=2, batch_size=15, compile=False, progress=False)
+    np.testing.assert_allclose(h1.objective, h2.objective, rtol=1e-12)
+    assert max_abs_diff(values(compiled), values(eager)) < 1e-10
+
+
+def test_integer_and_boolean_columns_keep_their_types():
+    rows = np.arange(6)
+    mask = np.array([[True, False]] * 6)
+    X = np.ones((6, 2), dtype=np.float32)
+    data = ArrayData((X, rows, mask), tf.float64)
+    x, r, m = data.gather(tf.constant([4, 1]))
+    assert x.dtype == tf.float64 and r.dtype == tf.int64 and m.dtype == tf.bool
+    np.testing.assert_array_equal(r.numpy(), [4, 1])

@@ -42,21 +42,21 @@ class NoisySVGP(gpflow.models.SVGP):
 def test_resume_replays_random_ops_per_epoch(th, tmp_path):
     X, Y = th.regression_data(n=30)
 
-    def build():
-        return NoisySVGP(
-            gpflow.kernels.SquaredExponential(), gpflow.likelihoods.Gaussian(), X[:4].copy(), num_data=30
+    def build(model_class=NoisySVGP):
+        return model_class(
+            gpflow.kernels.SquaredExponential(), gpflow.likelihoods.Gaussian(), X[:3].copy(), num_data=30
         )
 
     kwargs = dict(batch_size=10, learning_rate=0.05, seed=1, progress=False)
     straight = build()
-    h4 = fit(straight, (X, Y), epochs=4, **kwargs)
+    h3 = fit(straight, (X, Y), epochs=3, **kwargs)
     first = build()
-    fit(first, (X, Y), epochs=2, checkpoint_dir=tmp_path, **kwargs)
+    h1 = fit(first, (X, Y), epochs=1, checkpoint_dir=tmp_path, **kwargs)
     resumed = build()
-    h_rest = fit(resumed, (X, Y), epochs=4, checkpoint_dir=tmp_path, **kwargs)
-    np.testing.assert_allclose(h_rest.objective, h4.objective[2:], rtol=0, atol=1e-10)
+    h_rest = fit(resumed, (X, Y), epochs=3, checkpoint_dir=tmp_path, **kwargs)
+    np.testing.assert_allclose(h1.objective + h_rest.objective, h3.objective, rtol=0, atol=1e-10)
     assert th.max_abs_diff(th.values(straight), th.values(resumed)) <= 1e-10
-    # and a different seed gives a different run (the randomness is real)
-    other = build()
-    h_other = fit(other, (X, Y), epochs=1, batch_size=10, learning_rate=0.05, seed=2, progress=False)
-    assert abs(h_other.objective[0] - h4.objective[0]) > 1e-6
+    # the random term is real: without it the objectives differ
+    plain = build(gpflow.models.SVGP)
+    h_plain = fit(plain, (X, Y), epochs=1, **kwargs)
+    assert abs(h_plain.objective[0] - h3.objective[0]) > 1e-3
