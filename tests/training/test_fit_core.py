@@ -127,7 +127,7 @@ def test_float32_model_and_data(th):
     assert np.all(np.isfinite(history.objective)) and history.objective[-1] < history.objective[0]
     # explicit dtype= without the context works too
     model = svgp(X.astype(np.float32))  # float64 model (default) ...
-    with pytest.raises(ValueError, match="float64 but dtype=float32"):
+    with pytest.raises(ValueError, match=r"\(float64\)'\] do not have dtype=float32"):
         fit(model, (X, Y), epochs=1, dtype=np.float32, progress=False)
 
 
