@@ -368,7 +368,8 @@ def fit(
             total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
 
             def weighted():
-                return loss_and_grads(batch, local / total)
+                loss, grads = loss_and_grads(batch, local / total)
+                return loss, [tf.convert_to_tensor(g) for g in grads]  # IndexedSlices -> dense for tf.cond
 
             def empty():  # a replica that got no rows from a short last batch
                 return tf.zeros((), dtype), [tf.zeros_like(v) for v in variables]
