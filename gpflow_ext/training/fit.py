@@ -462,6 +462,7 @@ def fit(
     step = int(step_counter.numpy())
     first_call = True
     retrace_each_epoch = False
+    epoch = start_epoch
     try:
         for epoch in range(start_epoch + 1, epochs + 1):  # 1-based epoch being trained
             if epoch == start_epoch + 1 or retrace_each_epoch or not compile:
@@ -542,6 +543,14 @@ def fit(
                         bar.write(f"epoch {epoch}: objective={epoch_objective:.6g} {shown}")
             if images and (epoch % images_every == 0 or last):
                 training_monitor.on_images(step)
+    except KeyboardInterrupt:
+        bar.close()
+        where = manager.latest_checkpoint if manager is not None else None
+        print(
+            f"fit: interrupted in epoch {epoch} at step {step}; "
+            + (f"re-run the same command to resume from {where}" if where else "no checkpoint (pass logdir= or checkpoint_dir=)")
+        )
+        raise
     finally:
         bar.close()
     return history

@@ -63,3 +63,22 @@ def test_resume_replays_random_ops_per_epoch(th, tmp_path):
     other = NoisyLinearModel(2, 30)
     h_other = fit(other, (X, Y), epochs=1, **{**kwargs, "seed": 2})
     assert abs(h_other.objective[0] - h3.objective[0]) > 1e-6
+
+
+def test_interrupted_run_resumes_when_the_same_command_is_rerun(th, tmp_path, capsys):
+    import pytest
+
+    X, Y = th.regression_data(n=20)
+
+    def interrupt(epoch):
+        if epoch == 2:
+            raise KeyboardInterrupt
+
+    def command(callbacks=()):
+        return fit(th.svgp(X), (X, Y), epochs=3, batch_size=10, logdir=tmp_path, callbacks=callbacks, progress=False)
+
+    with pytest.raises(KeyboardInterrupt):
+        command([interrupt])
+    assert "interrupted in epoch 2 at step 4; re-run the same command to resume from" in capsys.readouterr().out
+    history = command()
+    assert history.start_epoch == 2 and history.epochs == [3] and history.steps == [6]
