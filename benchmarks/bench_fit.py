@@ -76,7 +76,7 @@ def fit_seconds_per_epoch(build, X, Y, batch_size, epochs, learning_rate):
 
 
 def run(quick: bool = False, repeats: int = 3, seed: int = 0):
-    num_inducing, epochs = (50, 3) if quick else (100, 6)
+    num_inducing, epochs = (20, 2) if quick else (100, 6)
     X, Y, build = _problem(num_inducing, seed)
     rows = []
     for batch_size in ([128] if quick else [128, 512]):

@@ -94,6 +94,7 @@ def svgp_digits(
         batch_size=batch_size,
         learning_rate=0.01,
         logdir=logdir,
+        checkpoint_every=5,  # under logdir/checkpoints; re-running with the same --logdir resumes
         seed=seed,
         metrics={"test_accuracy": test_accuracy},
         metrics_every=metrics_every,

@@ -11,6 +11,7 @@
 * an optional ``tf.distribute`` strategy for data parallelism.
 """
 import contextlib
+import numbers
 import time
 import warnings
 from pathlib import Path
@@ -212,8 +213,9 @@ def fit(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     seed = int(seed)
-    if optimizer is None and not (isinstance(learning_rate, (int, float)) and learning_rate > 0):
-        raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
+    if optimizer is None and not isinstance(learning_rate, tf_keras.optimizers.schedules.LearningRateSchedule):
+        if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real) or not learning_rate > 0:
+            raise ValueError(f"learning_rate must be a positive number or a schedule, got {learning_rate!r}")
     if metrics is not None and not isinstance(metrics, Mapping):
         raise TypeError("metrics must be a mapping {name: function}")
     if images is not None and not isinstance(images, Mapping):
@@ -251,16 +253,22 @@ def fit(
                 f"{type(model).__name__}.num_data is None, so each minibatch would be treated as the whole "
                 f"data set; build the model with num_data={num_data} (N) to train with batch_size={batch_size}"
             )
-        array_data = ArrayData(arrays, dtype)
+        if isinstance(model_num_data, (int, np.integer)) and int(model_num_data) != num_data:
+            warnings.warn(
+                f"{type(model).__name__}.num_data={int(model_num_data)} but data has {num_data} rows; "
+                "the minibatch objective is scaled by num_data / batch size"
+            )
         n_steps = steps_per_epoch(num_data, batch_size)
 
     variables = _resolve_variables(model, variables)
-    mismatched = [v.name for v in variables if v.dtype.is_floating and v.dtype != dtype]
+    mismatched = [f"{v.name} ({v.dtype.name})" for v in variables if v.dtype.is_floating and v.dtype != dtype]
     if mismatched:
         raise ValueError(
-            f"the model's parameters {mismatched[:3]} are {variables[0].dtype.name} but dtype={dtype.name}; "
-            "build the model under gpflow.config.as_context(float_type=...) matching dtype= (or pass dtype=)"
+            f"the model's parameters {mismatched[:3]} do not have dtype={dtype.name}; build the model under "
+            "gpflow.config.as_context(gpflow.config.Config(float=...)) or pass the matching dtype="
         )
+    if not internal:
+        array_data = ArrayData(arrays, dtype)
     if strategy is not None:
         if not isinstance(strategy, tf.distribute.Strategy):
             raise TypeError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
@@ -360,7 +368,8 @@ def fit(
             total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
 
             def weighted():
-                return loss_and_grads(batch, local / total)
+                loss, grads = loss_and_grads(batch, local / total)
+                return loss, [tf.convert_to_tensor(g) for g in grads]  # IndexedSlices -> dense for tf.cond
 
             def empty():  # a replica that got no rows from a short last batch
                 return tf.zeros((), dtype), [tf.zeros_like(v) for v in variables]
@@ -453,6 +462,7 @@ def fit(
     step = int(step_counter.numpy())
     first_call = True
     retrace_each_epoch = False
+    epoch = start_epoch
     try:
         for epoch in range(start_epoch + 1, epochs + 1):  # 1-based epoch being trained
             if epoch == start_epoch + 1 or retrace_each_epoch or not compile:
@@ -533,6 +543,14 @@ def fit(
                         bar.write(f"epoch {epoch}: objective={epoch_objective:.6g} {shown}")
             if images and (epoch % images_every == 0 or last):
                 training_monitor.on_images(step)
+    except KeyboardInterrupt:
+        bar.close()
+        where = manager.latest_checkpoint if manager is not None else None
+        print(
+            f"fit: interrupted in epoch {epoch} at step {step}; "
+            + (f"re-run the same command to resume from {where}" if where else "no checkpoint (pass logdir= or checkpoint_dir=)")
+        )
+        raise
     finally:
         bar.close()
     return history

@@ -58,6 +58,28 @@ SCRIPT = textwrap.dedent(
     out["gpr"] = {"objective_single": h1.objective, "objective_mirrored": h2.objective,
                   "param_diff": diff(values(single), values(multi))}
 
+    class Local(gpflow.models.BayesianModel, gpflow.models.ExternalDataTrainingLossMixin):
+        # per-row parameters gathered by a row-index column: IndexedSlices gradients across replicas
+        def __init__(self, n):
+            super().__init__()
+            self.local = gpflow.Parameter(np.zeros((n, 1)))
+            self.scale = gpflow.Parameter(1.0, transform=gpflow.utilities.positive())
+            self.n = n
+
+        def maximum_log_likelihood_objective(self, data):
+            rows, Y = data
+            fitted = self.scale * tf.gather(self.local, rows)
+            return -self.n / tf.cast(tf.shape(rows)[0], Y.dtype) * tf.reduce_sum((Y - fitted) ** 2)
+
+    rows = np.arange(15)
+    single = Local(15)
+    h1 = fit(single, (rows, Y), epochs=2, batch_size=4, learning_rate=0.1, progress=False)
+    with strategy.scope():
+        multi = Local(15)
+    h2 = fit(multi, (rows, Y), epochs=2, batch_size=4, learning_rate=0.1, strategy=strategy, progress=False)
+    out["local"] = {"objective_single": h1.objective, "objective_mirrored": h2.objective,
+                    "param_diff": diff(values(single), values(multi))}
+
     single = svgp(X)  # built outside the scope: refused with a clear error
     try:
         fit(single, (X, Y), epochs=1, strategy=strategy, progress=False)
@@ -77,7 +99,7 @@ def test_mirrored_strategy_on_two_logical_cpus_matches_one_device():
     assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = json.loads(lines[-1][len("RESULT "):])
     assert out["replicas"] == 2
-    for case in ("minibatch", "gpr"):
+    for case in ("minibatch", "gpr", "local"):
         single, mirrored = out[case]["objective_single"], out[case]["objective_mirrored"]
         assert len(single) == len(mirrored) == 2
         for a, b in zip(single, mirrored):
