@@ -217,7 +217,7 @@ def Kuu_subspace(
 @Kuf.register(SubspaceInducingPoints, Kernel, object)
 @check_shapes(
     "inducing_variable: [M, D, 1]",
-    "Xnew: [N, D]",
+    "Xnew: [N, D_in]",  # D_in = D is checked below with a ValueError
     "return: [M, N]",
 )
 def Kuf_subspace(inducing_variable: SubspaceInducingPoints, kernel: Kernel, Xnew: Any) -> tf.Tensor:

@@ -92,7 +92,9 @@ def subspace_basis(
     else:
         from sklearn.utils.extmath import randomized_svd
 
-        U, S, Vt = randomized_svd(X, n_components=rank, n_iter=n_iter, random_state=seed)
+        U, S, Vt = randomized_svd(
+            X, n_components=rank, n_oversamples=max(10, rank // 2), n_iter=n_iter, random_state=seed
+        )
     # deterministic sign convention: the largest-magnitude entry of each right vector is positive
     signs = np.sign(Vt[np.arange(rank), np.argmax(np.abs(Vt), axis=1)])
     signs[signs == 0] = 1.0
@@ -118,7 +120,7 @@ class SubspaceInducingPoints(InducingVariables):
 
     @check_shapes(
         "basis: [R, D]",
-        "A: [M, R]",
+        "A: [M, R_A]",  # R_A = R is checked below with a ValueError
     )
     def __init__(self, basis: Any, A: Any, trainable_A: bool = True, name: Optional[str] = None):
         super().__init__(name=name)

@@ -23,7 +23,7 @@ import gpflow
 import numpy as np
 import scipy.sparse
 import tensorflow as tf
-from check_shapes import check_shapes, inherit_check_shapes
+from check_shapes import check_shapes
 from gpflow.base import MeanAndVariance
 from gpflow.covariances import Kuf, Kuu
 from gpflow.inducing_variables import InducingVariables
@@ -160,7 +160,11 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
             scale = tf.cast(1.0, kl.dtype)
         return tf.reduce_sum(var_exp) * scale - kl
 
-    @inherit_check_shapes
+    @check_shapes(
+        "return[0]: [N, P]",
+        "return[1]: [N, P] if not full_cov",
+        "return[1]: [P, N, N] if full_cov",
+    )
     def predict_f(
         self, Xnew: Any, full_cov: bool = False, full_output_cov: bool = False
     ) -> MeanAndVariance:
