@@ -12,5 +12,6 @@ from . import covariances
 from . import inducing_variables
 from . import models
 from . import variational
+from . import training
 
 __version__ = "0.1.0"
