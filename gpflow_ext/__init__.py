@@ -11,7 +11,7 @@ from . import config
 from . import covariances
 from . import inducing_variables
 from . import models
-from . import variational
 from . import training
+from . import variational
 
 __version__ = "0.1.0"

@@ -283,3 +283,20 @@ def test_float32_preconditioned_svgp_trains_at_500_inducing_points():
     # reported, not asserted (stock GPflow's behaviour is not ours to test): with jitter 1e-6 the
     # float32 Cholesky of K_ZZ breaks down and the loss is NaN from the first step on this problem
     print(f"stock SVGP float32 M=500: {len(stock_history)} steps, error: {stock_error}")
+
+
+def test_trained_by_fit_on_sparse_csr_data():
+    """The foundation's fit loop feeds CSR minibatches as tf.SparseTensor; the subspace model trains."""
+    from gpflow_ext.training import fit
+
+    rng = np.random.default_rng(6)
+    X = scipy.sparse.random(400, 300, density=0.05, random_state=6, format="csr")
+    w = rng.normal(size=(300, 1))
+    Y = (X @ w > 0).astype(float)
+    iv = SubspaceInducingPoints.from_data(X, 20, 15)
+    model = PreconditionedSVGP(gpflow.kernels.Linear(), gpflow.likelihoods.Bernoulli(), iv, num_data=400)
+    before = model.elbo((X, Y)).numpy()
+    history = fit(model, (X, Y), epochs=4, batch_size=100, learning_rate=0.05, progress=False)
+    after = model.elbo((X, Y)).numpy()
+    assert np.isfinite(after) and after > before
+    assert history.epochs == [1, 2, 3, 4] and np.all(np.isfinite(history.objective))
