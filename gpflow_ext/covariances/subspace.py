@@ -183,10 +183,17 @@ def project_inputs(inducing_variable: SubspaceInducingPoints, X: Any) -> Tuple[t
     return proj, _squared_norms(X)
 
 
+def _times_gram(inducing_variable: SubspaceInducingPoints, A: tf.Tensor) -> tf.Tensor:
+    """A X̃ X̃ᵀ [M, R] (just A for an orthonormal basis)."""
+    if inducing_variable.orthonormal_basis:
+        return tf.convert_to_tensor(A)
+    return tf.matmul(A, inducing_variable.basis_gram)  # [M, R]
+
+
 def _inducing_inner(inducing_variable: SubspaceInducingPoints) -> Tuple[tf.Tensor, tf.Tensor]:
     """Z Zᵀ = A K_X̃ Aᵀ [M, M] and ‖z‖² [M], cost O(R² M + R M²) (eq. 5)."""
     A = inducing_variable.A  # [M, R]
-    AG = tf.matmul(A, inducing_variable.basis_gram)  # [M, R]
+    AG = _times_gram(inducing_variable, A)  # [M, R]
     inner = tf.matmul(AG, A, transpose_b=True)  # [M, M]
     sq = tf.reduce_sum(AG * A, axis=-1)  # [M]
     return inner, sq
@@ -227,7 +234,7 @@ def Kuf_subspace(inducing_variable: SubspaceInducingPoints, kernel: Kernel, Xnew
     A = inducing_variable.A  # [M, R]
     inner = tf.matmul(A, proj, transpose_b=True)  # [M, N]
     if _needs_norms(kernel):
-        sq_z = tf.reduce_sum(tf.matmul(A, inducing_variable.basis_gram) * A, axis=-1)  # [M]
+        sq_z = tf.reduce_sum(_times_gram(inducing_variable, A) * A, axis=-1)  # [M]
     else:
         sq_z = tf.zeros(tf.shape(A)[:1], dtype=A.dtype)
     return _kernel_from_inner(kernel, inner, sq_z, sq_x, same=False)  # [M, N]
