@@ -213,6 +213,8 @@ def test_model_rejects_bad_input():
         model.elbo((bad, Y))
     with pytest.raises(ValueError, match="NaN"):
         model.predict_f(tf.constant(bad))
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict_f(to_input_tensor(scipy.sparse.csr_matrix(bad)))
     with pytest.raises(ValueError, match="2-D"):
         model.predict_f(np.ones(6))
     with pytest.raises(TypeError, match="likelihood"):

@@ -277,5 +277,5 @@ def Kff(kernel: Kernel, X: Any, *, full_cov: bool = False) -> tf.Tensor:
     sq = _squared_norms(X)  # [N]
     if not full_cov:
         return _kernel_diag_from_sq(kernel, sq)  # [N]
-    inner = tf.sparse.sparse_dense_matmul(X, tf.sparse.to_dense(X), adjoint_b=True)  # [N, N]
+    inner = tf.sparse.sparse_dense_matmul(X, tf.sparse.to_dense(tf.sparse.reorder(X)), adjoint_b=True)  # [N, N]
     return _kernel_from_inner(kernel, inner, sq, sq, same=True)  # [N, N]
