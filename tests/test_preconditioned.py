@@ -265,3 +265,16 @@ def test_subspace_scaling_benchmark_worker_small():
         assert result["final_loss_finite"] and result["step_seconds_median"] > 0
         expected = 20 * 30 if model == "subspace" else 20 * 300
         assert result["trainable_parameters"] == expected + 2 * 20 + 2  # Z or A, μ, Σ, kernel
+
+
+@pytest.mark.parametrize(
+    "module_name",
+    ["gpflow_ext.inducing_variables.subspace", "gpflow_ext.variational.preconditioned",
+     "gpflow_ext.models.preconditioned_svgp"],
+)
+def test_docstring_examples_run(module_name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
