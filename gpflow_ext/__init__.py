@@ -8,8 +8,12 @@ Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior
 implementations with GPflow's dispatchers.
 """
 from . import config
+from . import covariances
 from . import data
+from . import inducing_variables
 from . import metrics
+from . import models
 from . import training
+from . import variational
 
 __version__ = "0.1.0"
