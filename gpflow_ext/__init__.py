@@ -8,5 +8,7 @@ Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior
 implementations with GPflow's dispatchers.
 """
 from . import config
+from . import likelihoods
+from . import models
 
 __version__ = "0.1.0"

@@ -326,7 +326,7 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
 
     # -- GPflow's Likelihood interface (dense 0/1 Y [N, K]) -------------------------------
     def _utilities(self, F: TensorType) -> tf.Tensor:
-        return tf.linalg.matvec(self.loadings, F[..., None, :]) + self.bias  # [..., K]
+        return tf.einsum("...p,kp->...k", F, self.loadings) + self.bias  # [..., K]
 
     @inherit_check_shapes
     def _log_prob(self, X: TensorType, F: TensorType, Y: TensorType) -> tf.Tensor:
@@ -344,8 +344,8 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
         return p - tf.square(p)
 
     def _moments(self, Fmu: TensorType, Fvar: TensorType) -> Tuple[tf.Tensor, tf.Tensor]:
-        f_mean = tf.linalg.matvec(self.loadings, Fmu[..., None, :]) + self.bias  # [..., K]
-        f_var = tf.linalg.matvec(tf.square(self.loadings), Fvar[..., None, :])  # [..., K]
+        f_mean = tf.einsum("...p,kp->...k", Fmu, self.loadings) + self.bias  # [..., K] (eq. 21)
+        f_var = tf.einsum("...p,kp->...k", Fvar, tf.square(self.loadings))  # [..., K]
         return f_mean, f_var
 
     @inherit_check_shapes

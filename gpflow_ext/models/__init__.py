@@ -1,0 +1,2 @@
+"""Models built from gpflow_ext's pieces."""
+from .mlgpf import MLGPF
