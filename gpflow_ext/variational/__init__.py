@@ -1,0 +1,7 @@
+"""Variational q(u) families."""
+from .preconditioned import (
+    PreconditionedGaussian,
+    preconditioned_conditional,
+    preconditioned_kl,
+    preconditioned_mean_and_covariance,
+)

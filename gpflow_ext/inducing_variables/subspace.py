@@ -1,0 +1,212 @@
+"""Subspace inducing inputs Z = A X̃ (Section 2.2, eq. 4 of *Fully scalable Gaussian processes
+using subspace inducing inputs*).
+
+Each inducing input is a linear combination of R fixed basis vectors (the rows of X̃ ∈ R^{R×D}) with
+trainable weights A ∈ R^{M×R}, so the number of inducing-input parameters is M·R instead of M·D.
+
+Input design (how the kernel matrices stay independent of D)
+------------------------------------------------------------
+The model is given the *raw* inputs X, either as a dense ``[B, D]`` tensor or as a
+``tf.SparseTensor`` of dense shape ``[B, D]`` (what :func:`gpflow_ext.training.fit` produces from a
+``scipy.sparse`` CSR matrix).  The covariances in :mod:`gpflow_ext.covariances.subspace` project a
+minibatch once per step, ``X_b X̃ᵀ`` (``[B, R]``, a sparse–dense product that costs nnz(X_b)·R, the
+paper's choice for sparse data), and use the Gram matrix ``K_X̃ = X̃ X̃ᵀ`` (``[R, R]``) computed once
+in the constructor.  Afterwards ``K_Z = A K_X̃ Aᵀ`` (eq. 5) and ``K_XbZ = (X_b X̃ᵀ) Aᵀ`` (eq. 6) cost
+O(R M² + B R M), whatever D is.  Because the inputs are the raw X, stock GPflow models
+(``gpflow.models.SVGP``) work unchanged with dense X and give the same ELBO as
+``InducingPoints(A @ X̃)``.
+
+Example
+-------
+>>> import numpy as np, gpflow, gpflow_ext
+>>> X = np.random.default_rng(0).normal(size=(200, 30))
+>>> Y = np.sin(X[:, :1])
+>>> iv = gpflow_ext.inducing_variables.SubspaceInducingPoints.from_data(X, num_inducing=20, rank=10)
+>>> model = gpflow.models.SVGP(gpflow.kernels.SquaredExponential(lengthscales=5.0),
+...                            gpflow.likelihoods.Gaussian(), iv, num_data=200)
+>>> float(model.elbo((X, Y))) < 0.0
+True
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import gpflow
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+import tensorflow as tf
+from check_shapes import Shape, check_shapes
+from gpflow.base import Parameter
+from gpflow.inducing_variables import InducingVariables
+
+__all__ = ["SubspaceInducingPoints", "subspace_basis"]
+
+
+def _validate_data_matrix(X: Any, name: str = "X") -> Any:
+    """Return X as a float64 numpy array or CSR matrix after checking rank, emptiness, finiteness."""
+    if scipy.sparse.issparse(X):
+        X = scipy.sparse.csr_matrix(X, dtype=np.float64)
+        values = X.data
+    else:
+        X = np.asarray(X)
+        if X.dtype == object or not np.issubdtype(X.dtype, np.number):
+            raise TypeError(f"`{name}` must be a numeric array or scipy.sparse matrix, got dtype {X.dtype}")
+        X = X.astype(np.float64, copy=False)
+        values = X
+    if X.ndim != 2:
+        raise ValueError(f"`{name}` must be a 2-D matrix [N, D], got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"`{name}` must be non-empty, got shape {X.shape}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"`{name}` contains NaN or inf values")
+    return X
+
+
+def subspace_basis(
+    X: Any, rank: int, *, seed: int = 0, n_iter: int = 7
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Truncated SVD X ≈ U S Vᵀ with ``rank`` components (Section 2.2).
+
+    Works on a dense array or on a ``scipy.sparse`` matrix without densifying it (randomized SVD,
+    Halko et al., through :func:`sklearn.utils.extmath.randomized_svd`); small dense problems use an
+    exact LAPACK SVD.
+
+    :param X: data matrix [N, D], dense or scipy.sparse.
+    :param rank: R, with 1 <= R <= min(N, D).
+    :return: (U [N, R], S [R], Vt [R, D]); the basis X̃ is Vt.
+    """
+    X = _validate_data_matrix(X)
+    N, D = X.shape
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+        raise TypeError(f"`rank` must be an int, got {type(rank).__name__}")
+    if not 1 <= rank <= min(N, D):
+        raise ValueError(f"`rank` must satisfy 1 <= rank <= min(N, D) = {min(N, D)}, got {rank}")
+    rank = int(rank)
+    dense_small = (not scipy.sparse.issparse(X)) and N * D <= 4_000_000
+    if dense_small or rank > 0.5 * min(N, D):
+        # exact SVD: cheap here, and randomized SVD is inaccurate when R is close to min(N, D)
+        dense = X.toarray() if scipy.sparse.issparse(X) else X
+        U, S, Vt = scipy.linalg.svd(dense, full_matrices=False, lapack_driver="gesdd")
+        U, S, Vt = U[:, :rank], S[:rank], Vt[:rank]
+    else:
+        from sklearn.utils.extmath import randomized_svd
+
+        U, S, Vt = randomized_svd(
+            X, n_components=rank, n_oversamples=10 + rank // 10, n_iter=n_iter, random_state=seed
+        )
+    # deterministic sign convention: the largest-magnitude entry of each right vector is positive
+    signs = np.sign(Vt[np.arange(rank), np.argmax(np.abs(Vt), axis=1)])
+    signs[signs == 0] = 1.0
+    return U * signs, S, Vt * signs[:, None]
+
+
+class SubspaceInducingPoints(InducingVariables):
+    """Inducing inputs restricted to a fixed R-dimensional subspace: Z = A X̃ (eq. 4).
+
+    :param basis: X̃ [R, D], fixed (not trained); stored transposed ([D, R]) so that a sparse
+        minibatch gathers rows of it.
+    :param A: initial combination weights [M, R], a trainable :class:`gpflow.Parameter`
+        (set ``trainable_A=False`` for the paper's fixed-Z "f-" variants).
+    :param trainable_A: whether A is optimised.
+
+    The Gram matrix ``basis_gram = X̃ X̃ᵀ`` [R, R] is computed once here (O(R² D)); afterwards no
+    computation touches D except the per-minibatch projection ``X_b X̃ᵀ``.  When the basis is
+    orthonormal to within 100 machine epsilons (as from :meth:`from_data`), ``orthonormal_basis`` is
+    True and X̃ X̃ᵀ = I is used, so K_ZZ costs O(R M²).
+
+    Use :meth:`from_data` to build X̃ from the leading right-singular vectors of X and A from k-means
+    on U·S, as in the paper.  ``Z`` gives the explicit inducing inputs A X̃ [M, D] (for tests and
+    small D only).
+    """
+
+    @check_shapes(
+        "basis: [R, D]",
+        "A: [M, R_A]",  # R_A = R is checked below with a ValueError
+    )
+    def __init__(self, basis: Any, A: Any, trainable_A: bool = True, name: Optional[str] = None):
+        super().__init__(name=name)
+        dtype = gpflow.default_float()
+        basis_np = np.asarray(basis, dtype=np.float64)
+        A_np = np.asarray(A.numpy() if hasattr(A, "numpy") else A, dtype=np.float64)
+        if not np.all(np.isfinite(basis_np)):
+            raise ValueError("`basis` contains NaN or inf values")
+        if not np.all(np.isfinite(A_np)):
+            raise ValueError("`A` contains NaN or inf values")
+        if A_np.shape[1] != basis_np.shape[0]:
+            raise ValueError(
+                f"`A` must have one column per basis vector: A is {A_np.shape}, basis is {basis_np.shape}"
+            )
+        self.rank, self.input_dim = basis_np.shape
+        # X̃ᵀ [D, R]: rows are gathered by sparse minibatches (sparse_dense_matmul)
+        self.basis_t = tf.constant(basis_np.T, dtype=dtype)  # [D, R] (one contiguous copy)
+        gram = basis_np @ basis_np.T  # [R, R] = X̃ X̃ᵀ
+        self.basis_gram = tf.constant(gram, dtype=dtype)  # [R, R]
+        # an orthonormal basis (the SVD's) has X̃ X̃ᵀ = I: Z Zᵀ = A Aᵀ then, saving O(M R²) per step
+        tolerance = 100.0 * np.finfo(tf.as_dtype(dtype).as_numpy_dtype).eps
+        self.orthonormal_basis = bool(np.max(np.abs(gram - np.eye(self.rank))) <= tolerance)
+        self.A = Parameter(A_np, dtype=dtype, trainable=trainable_A, name="A")  # [M, R]
+
+    @classmethod
+    def from_data(
+        cls,
+        X: Any,
+        num_inducing: int,
+        rank: int,
+        seed: int = 0,
+        *,
+        trainable_A: bool = True,
+        kmeans_max_iter: int = 100,
+        kmeans_sample: Optional[int] = 100_000,
+    ) -> "SubspaceInducingPoints":
+        """Build X̃ and A from data as in Section 2.2.
+
+        X̃ = the ``rank`` leading right-singular vectors of X (truncated SVD; a ``scipy.sparse`` X is
+        never densified), A = the centroids of k-means with ``num_inducing`` clusters on U·S (the
+        coordinates of the rows of X in the basis, so A X̃ are the projected cluster centres).
+
+        :param X: training inputs [N, D], numpy array or scipy.sparse matrix.
+        :param num_inducing: M, with 1 <= M <= N.
+        :param rank: R, with 1 <= R <= min(N, D).
+        :param seed: seed of the randomized SVD and of k-means.
+        :param kmeans_sample: k-means runs on at most this many rows of U·S (random subset).
+        """
+        X = _validate_data_matrix(X)
+        N = X.shape[0]
+        if isinstance(num_inducing, bool) or not isinstance(num_inducing, (int, np.integer)):
+            raise TypeError(f"`num_inducing` must be an int, got {type(num_inducing).__name__}")
+        if not 1 <= num_inducing <= N:
+            raise ValueError(
+                f"`num_inducing` must satisfy 1 <= num_inducing <= N = {N} (number of rows of X), "
+                f"got {num_inducing}"
+            )
+        U, S, Vt = subspace_basis(X, rank, seed=seed)
+        coords = U * S  # [N, R] = X X̃ᵀ (the rows of X in the basis)
+        rng = np.random.default_rng(seed)
+        if kmeans_sample is not None and N > kmeans_sample:
+            coords = coords[rng.choice(N, size=kmeans_sample, replace=False)]
+        from sklearn.cluster import KMeans
+
+        kmeans = KMeans(
+            n_clusters=int(num_inducing), n_init=1, max_iter=kmeans_max_iter, random_state=seed
+        ).fit(coords)
+        return cls(Vt, kmeans.cluster_centers_, trainable_A=trainable_A)
+
+    @property  # type: ignore[misc]
+    @check_shapes("return: []")
+    def num_inducing(self) -> int:
+        return int(self.A.shape[0])
+
+    @property
+    def shape(self) -> Shape:
+        return (int(self.A.shape[0]), int(self.input_dim), 1)
+
+    @property
+    def basis(self) -> tf.Tensor:
+        """X̃ [R, D] (a transposed copy; for tests and small D)."""
+        return tf.transpose(self.basis_t)
+
+    @property
+    def Z(self) -> tf.Tensor:
+        """The explicit inducing inputs Z = A X̃ [M, D] (O(M R D); for tests and small D only)."""
+        return tf.matmul(self.A, self.basis_t, transpose_b=True)  # [M, D]

@@ -1,0 +1,181 @@
+"""SVGP with the preconditioned 2M-parameter q(u) (Section 2.3, eq. 8–10; Appendix A.1).
+
+Example (paste into a Python session)
+-------------------------------------
+>>> import numpy as np, gpflow, gpflow_ext
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(500, 50)); Y = np.sin(X[:, :1]) + 0.1 * rng.normal(size=(500, 1))
+>>> iv = gpflow_ext.inducing_variables.SubspaceInducingPoints.from_data(X, num_inducing=50, rank=20)
+>>> model = gpflow_ext.models.PreconditionedSVGP(
+...     gpflow.kernels.SquaredExponential(lengthscales=5.0), gpflow.likelihoods.Gaussian(), iv,
+...     num_data=500)
+>>> opt = gpflow.optimizers.Scipy()
+>>> _ = opt.minimize(model.training_loss_closure((X, Y)), model.trainable_variables, options=dict(maxiter=20))
+>>> mean, var = model.predict_f(X[:5])
+>>> mean.shape, var.shape
+(TensorShape([5, 1]), TensorShape([5, 1]))
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import gpflow
+import numpy as np
+import scipy.sparse
+import tensorflow as tf
+from check_shapes import check_shapes
+from gpflow.base import MeanAndVariance
+from gpflow.covariances import Kuf, Kuu
+from gpflow.inducing_variables import InducingVariables
+from gpflow.kernels import Kernel
+from gpflow.likelihoods import Likelihood
+from gpflow.mean_functions import MeanFunction, Zero
+from gpflow.models import GPModel
+from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
+from gpflow.models.util import inducingpoint_wrapper
+
+from ..covariances.subspace import Kff, to_input_tensor
+from ..variational.preconditioned import (
+    PreconditionedGaussian,
+    preconditioned_conditional,
+    preconditioned_kl,
+)
+
+__all__ = ["PreconditionedSVGP"]
+
+
+def _num_rows(X: Any) -> tf.Tensor:
+    if isinstance(X, tf.SparseTensor):
+        return X.dense_shape[0]
+    return tf.shape(X)[0]
+
+
+class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
+    """Sparse variational GP with q(u_p) = N(K μ_p, (K⁻¹ + Σ_p⁻¹)⁻¹) for each latent GP p.
+
+    The ELBO (eq. 3 with the KL of eq. 10) is
+
+        Σ_i E_{q(f_i)}[log p(y_i | f_i)] − Σ_p KL[q(u_p) ‖ p(u_p)],
+
+    with the marginals q(f_i) from eq. 9, minibatch-scaled by ``num_data / batch size``.  Only
+    K + Σ_p is ever factorised, never K, so float32 works at M in the hundreds.
+
+    :param kernel: any GPflow kernel the inducing variable supports (one kernel shared by the P GPs).
+    :param likelihood: any GPflow likelihood (``variational_expectations`` is used).
+    :param inducing_variable: :class:`~gpflow_ext.inducing_variables.SubspaceInducingPoints`, plain
+        ``InducingPoints`` or a Z array.
+    :param num_data: N, the training-set size, for minibatch scaling (None: the batch is the data).
+    :param num_latent_gps: P.
+    :param sigma_floor: floor of the Σ diagonals.
+    :param q_mu, q_sigma: optional initial μ [M, P] and Σ diagonals [M, P].
+
+    Inputs X may be dense ``[N, D]`` arrays/tensors or ``tf.SparseTensor`` / ``scipy.sparse``
+    (with subspace inducing inputs and the kernels they support).
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        likelihood: Likelihood,
+        inducing_variable: Any,
+        *,
+        num_data: Optional[int] = None,
+        num_latent_gps: int = 1,
+        mean_function: Optional[MeanFunction] = None,
+        sigma_floor: float = 1e-6,
+        q_mu: Optional[Any] = None,
+        q_sigma: Optional[Any] = None,
+    ):
+        if not isinstance(kernel, Kernel):
+            raise TypeError(f"`kernel` must be a gpflow.kernels.Kernel, got {type(kernel).__name__}")
+        if not isinstance(likelihood, Likelihood):
+            raise TypeError(f"`likelihood` must be a gpflow.likelihoods.Likelihood, got {type(likelihood).__name__}")
+        if num_data is not None and (isinstance(num_data, bool) or int(num_data) < 1):
+            raise ValueError(f"`num_data` must be a positive int or None, got {num_data!r}")
+        super().__init__(kernel, likelihood, mean_function, num_latent_gps)
+        self.num_data = None if num_data is None else int(num_data)
+        self.inducing_variable: InducingVariables = inducingpoint_wrapper(inducing_variable)
+        self.q = PreconditionedGaussian(
+            int(self.inducing_variable.num_inducing),
+            num_latent_gps,
+            sigma_floor=sigma_floor,
+            q_mu=q_mu,
+            q_sigma=q_sigma,
+        )
+
+    @property
+    def q_mu(self) -> gpflow.Parameter:
+        """μ [M, P]."""
+        return self.q.q_mu
+
+    @property
+    def q_sigma(self) -> gpflow.Parameter:
+        """Σ diagonals [M, P]."""
+        return self.q.q_sigma
+
+    # -- input checks at the boundary (static shapes work inside tf.function too) ----------------
+    def _as_inputs(self, X: Any, name: str) -> Any:
+        if isinstance(X, (np.ndarray, list)) or scipy.sparse.issparse(X):
+            if scipy.sparse.issparse(X):
+                values = X.data
+            else:
+                X = np.asarray(X, dtype=np.float64)
+                values = X
+            if not np.all(np.isfinite(values)):
+                raise ValueError(f"`{name}` contains NaN or inf values")
+        X = to_input_tensor(X)
+        if X.shape.rank is not None and X.shape.rank != 2:
+            raise ValueError(f"`{name}` must be a 2-D matrix [N, D], got shape {X.shape}")
+        iv_shape = self.inducing_variable.shape
+        if iv_shape is not None and X.shape[-1] is not None and iv_shape[1] is not None:
+            if int(X.shape[-1]) != int(iv_shape[1]):
+                raise ValueError(
+                    f"`{name}` has {int(X.shape[-1])} columns but the inducing inputs have D = {int(iv_shape[1])}"
+                )
+        if tf.executing_eagerly() and isinstance(X, tf.Tensor):
+            if not bool(tf.reduce_all(tf.math.is_finite(X))):
+                raise ValueError(f"`{name}` contains NaN or inf values")
+        return X
+
+    @check_shapes("return: []")
+    def prior_kl(self) -> tf.Tensor:
+        """Σ_p KL[q(u_p) ‖ p(u_p)] (eq. 10), from the Cholesky of K + Σ_p only."""
+        Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
+        return preconditioned_kl(Kmm, self.q.q_mu, self.q.q_sigma)
+
+    def maximum_log_likelihood_objective(self, data: Tuple[Any, Any]) -> tf.Tensor:  # type: ignore[override]
+        return self.elbo(data)
+
+    @check_shapes("return: []")
+    def elbo(self, data: Tuple[Any, Any]) -> tf.Tensor:
+        """The evidence lower bound, scaled by num_data / batch size when ``num_data`` is set."""
+        X, Y = data
+        X = self._as_inputs(X, "X")
+        kl = self.prior_kl()
+        f_mean, f_var = self.predict_f(X, full_cov=False)
+        var_exp = self.likelihood.variational_expectations(X, f_mean, f_var, Y)  # [N]
+        if self.num_data is not None:
+            scale = tf.cast(self.num_data, kl.dtype) / tf.cast(_num_rows(X), kl.dtype)
+        else:
+            scale = tf.cast(1.0, kl.dtype)
+        return tf.reduce_sum(var_exp) * scale - kl
+
+    @check_shapes(
+        "return[0]: [N, P]",
+        "return[1]: [N, P] if not full_cov",
+        "return[1]: [P, N, N] if full_cov",
+    )
+    def predict_f(
+        self, Xnew: Any, full_cov: bool = False, full_output_cov: bool = False
+    ) -> MeanAndVariance:
+        """Mean K_xz μ [N, P] and variance k_xx − K_xz(K+Σ_p)⁻¹K_zx ([N, P], or [P, N, N])."""
+        if full_output_cov:
+            raise NotImplementedError("PreconditionedSVGP has independent latent GPs: full_output_cov=False only")
+        Xnew = self._as_inputs(Xnew, "Xnew")
+        Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
+        Kmn = Kuf(self.inducing_variable, self.kernel, Xnew)  # [M, N]
+        Knn = Kff(self.kernel, Xnew, full_cov=full_cov)  # [N] or [N, N]
+        mean, var = preconditioned_conditional(Kmn, Kmm, Knn, self.q.q_mu, self.q.q_sigma, full_cov=full_cov)
+        if not isinstance(self.mean_function, Zero):
+            mean = mean + self.mean_function(Xnew)
+        return mean, var

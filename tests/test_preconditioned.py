@@ -1,0 +1,302 @@
+"""The preconditioned q(u) (eq. 8–10) against GPflow's gauss_kl / conditional on the equivalent (m, S),
+and PreconditionedSVGP: gradients vs finite differences, sparse inputs, float32 at M = 500."""
+import dataclasses
+
+import gpflow
+import numpy as np
+import pytest
+import scipy.sparse
+import tensorflow as tf
+from gpflow.covariances import Kuf, Kuu
+from gpflow.keras import tf_keras
+
+from gpflow_ext.covariances import Kff, to_input_tensor
+from gpflow_ext.inducing_variables import SubspaceInducingPoints
+from gpflow_ext.models import PreconditionedSVGP
+from gpflow_ext.variational import (
+    PreconditionedGaussian,
+    preconditioned_conditional,
+    preconditioned_kl,
+    preconditioned_mean_and_covariance,
+)
+
+M, P = 12, 3
+
+
+@pytest.fixture
+def setup():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 6))
+    iv = SubspaceInducingPoints.from_data(X, M, 5)
+    kernel = gpflow.kernels.SquaredExponential(variance=1.4, lengthscales=1.3)
+    Kmm = Kuu(iv, kernel, jitter=1e-4).numpy()
+    q_mu = rng.normal(size=(M, P))
+    q_sigma = rng.uniform(0.05, 2.0, size=(M, P))
+    return X, iv, kernel, Kmm, q_mu, q_sigma
+
+
+def _no_jitter():
+    return gpflow.config.as_context(dataclasses.replace(gpflow.config.config(), jitter=0.0))
+
+
+def test_equivalent_mean_and_covariance(setup):
+    _, _, _, Kmm, q_mu, q_sigma = setup
+    m, S = preconditioned_mean_and_covariance(Kmm, q_mu, q_sigma)
+    np.testing.assert_allclose(m.numpy(), Kmm @ q_mu, rtol=1e-12)
+    for p in range(P):
+        S_ref = np.linalg.inv(np.linalg.inv(Kmm) + np.diag(1.0 / q_sigma[:, p]))  # (K⁻¹ + Σ⁻¹)⁻¹
+        np.testing.assert_allclose(S[p].numpy(), S_ref, rtol=1e-6, atol=1e-9)
+
+
+def test_kl_equals_gauss_kl(setup):
+    _, _, _, Kmm, q_mu, q_sigma = setup
+    m, S = preconditioned_mean_and_covariance(Kmm, q_mu, q_sigma)
+    q_sqrt = tf.linalg.cholesky(S)
+    expected = gpflow.kullback_leiblers.gauss_kl(m, q_sqrt, K=Kmm)
+    np.testing.assert_allclose(preconditioned_kl(Kmm, q_mu, q_sigma).numpy(), expected.numpy(), rtol=1e-8)
+    # per latent GP too
+    for p in range(P):
+        np.testing.assert_allclose(
+            preconditioned_kl(Kmm, q_mu[:, p : p + 1], q_sigma[:, p : p + 1]).numpy(),
+            gpflow.kullback_leiblers.gauss_kl(m[:, p : p + 1], q_sqrt[p : p + 1], K=Kmm).numpy(),
+            rtol=1e-8,
+        )
+
+
+@pytest.mark.parametrize("full_cov", [False, True])
+def test_conditional_equals_gpflow_conditional(setup, full_cov):
+    X, iv, kernel, _, q_mu, q_sigma = setup
+    Xnew = X[:25]
+    with _no_jitter():
+        Kmm = Kuu(iv, kernel)
+        m, S = preconditioned_mean_and_covariance(Kmm, q_mu, q_sigma)
+        expected_mean, expected_var = gpflow.conditionals.conditional(
+            Xnew, iv, kernel, m, q_sqrt=tf.linalg.cholesky(S), white=False, full_cov=full_cov
+        )
+    mean, var = preconditioned_conditional(
+        Kuf(iv, kernel, Xnew), Kmm, kernel(Xnew, full_cov=full_cov), q_mu, q_sigma, full_cov=full_cov
+    )
+    np.testing.assert_allclose(mean.numpy(), expected_mean.numpy(), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(var.numpy(), expected_var.numpy(), rtol=1e-7, atol=1e-9)
+    assert var.shape == ((P, 25, 25) if full_cov else (25, P))
+
+
+def test_preconditioned_gaussian_module():
+    q = PreconditionedGaussian(num_inducing=7, num_latent_gps=2, sigma_floor=1e-3)
+    assert q.q_mu.shape == (7, 2) and q.q_sigma.shape == (7, 2)
+    assert len(q.trainable_variables) == 2  # 2·M·P numbers in total
+    q.q_sigma.unconstrained_variable.assign(-1e3 * tf.ones((7, 2), tf.float64))
+    assert np.all(q.q_sigma.numpy() >= 1e-3)  # the floor holds for any unconstrained value
+    with pytest.raises(ValueError, match="q_sigma"):
+        PreconditionedGaussian(7, 2, q_sigma=np.zeros((7, 2)))
+    with pytest.raises(ValueError, match="q_mu"):
+        PreconditionedGaussian(7, 2, q_mu=np.zeros((6, 2)))
+    with pytest.raises(ValueError, match="num_inducing"):
+        PreconditionedGaussian(0)
+    with pytest.raises(ValueError, match="sigma_floor"):
+        PreconditionedGaussian(3, sigma_floor=0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# the model
+# ---------------------------------------------------------------------------------------------
+
+
+def _model(X, num_latent=2, likelihood=None, kernel=None, seed=0):
+    rng = np.random.default_rng(seed)
+    iv = SubspaceInducingPoints.from_data(X, 8, 5, seed=seed)
+    return PreconditionedSVGP(
+        kernel or gpflow.kernels.SquaredExponential(variance=1.2, lengthscales=2.0),
+        likelihood or gpflow.likelihoods.Gaussian(variance=0.2),
+        iv,
+        num_data=10 * X.shape[0],
+        num_latent_gps=num_latent,
+        q_mu=rng.normal(size=(8, num_latent)),
+        q_sigma=rng.uniform(0.1, 1.0, size=(8, num_latent)),
+    )
+
+
+def test_elbo_matches_stock_svgp_with_equivalent_q():
+    """The ELBO of PreconditionedSVGP equals stock SVGP (white=False) holding the equivalent (m, S)."""
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(60, 6)), rng.normal(size=(60, 2))
+    model = _model(X)
+    with _no_jitter():
+        Kmm = Kuu(model.inducing_variable, model.kernel)
+        m, S = preconditioned_mean_and_covariance(Kmm, model.q_mu, model.q_sigma)
+        stock = gpflow.models.SVGP(
+            model.kernel, model.likelihood, model.inducing_variable, num_latent_gps=2,
+            q_mu=m.numpy(), q_sqrt=tf.linalg.cholesky(S).numpy(), whiten=False, num_data=600,
+        )
+        expected = stock.elbo((X, Y)).numpy()
+    np.testing.assert_allclose(model.elbo((X, Y)).numpy(), expected, rtol=1e-9)
+
+
+def test_gradients_finite_and_match_finite_differences():
+    rng = np.random.default_rng(2)
+    X, Y = rng.normal(size=(40, 6)), rng.normal(size=(40, 2))
+    model = _model(X)
+    variables = {
+        "A": model.inducing_variable.A.unconstrained_variable,
+        "q_mu": model.q_mu.unconstrained_variable,
+        "q_sigma": model.q_sigma.unconstrained_variable,
+        "variance": model.kernel.variance.unconstrained_variable,
+        "lengthscales": model.kernel.lengthscales.unconstrained_variable,
+    }
+    assert {id(v) for v in variables.values()} <= {id(v) for v in model.trainable_variables}
+    with tf.GradientTape() as tape:
+        elbo = model.elbo((X, Y))
+    grads = dict(zip(variables, tape.gradient(elbo, list(variables.values()))))
+    eps = 1e-6
+    for name, var in variables.items():
+        grad = grads[name].numpy()
+        assert np.all(np.isfinite(grad)), name
+        flat = var.numpy().reshape(-1)
+        for index in rng.choice(flat.size, size=min(6, flat.size), replace=False):
+            values = []
+            for step in (eps, -eps):
+                shifted = flat.copy()
+                shifted[index] += step
+                var.assign(shifted.reshape(var.shape))
+                values.append(model.elbo((X, Y)).numpy())
+            var.assign(flat.reshape(var.shape))
+            fd = (values[0] - values[1]) / (2 * eps)
+            np.testing.assert_allclose(grad.reshape(-1)[index], fd, rtol=1e-5, atol=1e-5 * abs(elbo.numpy()) * 1e-3,
+                                       err_msg=f"d ELBO / d {name}[{index}]")
+
+
+def test_sparse_inputs_give_same_elbo_and_predictions():
+    rng = np.random.default_rng(3)
+    X = scipy.sparse.random(70, 40, density=0.2, random_state=3, format="csr")
+    Y = (rng.uniform(size=(70, 1)) < 0.5).astype(float)
+    model = _model(X, num_latent=1, likelihood=gpflow.likelihoods.Bernoulli())
+    dense_elbo = model.elbo((X.toarray(), Y)).numpy()
+    np.testing.assert_allclose(model.elbo((X, Y)).numpy(), dense_elbo, rtol=1e-12)
+    np.testing.assert_allclose(model.elbo((to_input_tensor(X), Y)).numpy(), dense_elbo, rtol=1e-12)
+    for full_cov in (False, True):
+        for a, b in zip(model.predict_f(X[:9], full_cov=full_cov), model.predict_f(X[:9].toarray(), full_cov=full_cov)):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_plain_inducing_points_and_other_likelihoods():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 3))
+    Y = rng.poisson(2.0, size=(50, 1)).astype(float)
+    model = PreconditionedSVGP(
+        gpflow.kernels.Matern32(), gpflow.likelihoods.Poisson(), X[:10].copy(), num_data=50,
+        mean_function=gpflow.mean_functions.Constant(0.5),
+    )
+    loss = tf.function(model.training_loss_closure((X, Y)))
+    opt = tf_keras.optimizers.Adam(0.05)
+    first = loss().numpy()
+    for _ in range(15):
+        opt.minimize(loss, model.trainable_variables)
+    assert np.isfinite(loss().numpy()) and loss().numpy() < first
+    mean, var = model.predict_f(X[:4])
+    assert mean.shape == (4, 1) and np.all(var.numpy() > 0)
+    mean_y, _ = model.predict_y(X[:4])
+    assert np.all(mean_y.numpy() > 0)
+
+
+def test_model_rejects_bad_input():
+    rng = np.random.default_rng(5)
+    X, Y = rng.normal(size=(30, 6)), rng.normal(size=(30, 1))
+    model = _model(X, num_latent=1)
+    with pytest.raises(ValueError, match="D = 6"):
+        model.predict_f(np.ones((3, 7)))
+    with pytest.raises(ValueError, match="D = 6"):
+        model.elbo((np.ones((3, 5)), Y[:3]))
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        model.elbo((bad, Y))
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict_f(tf.constant(bad))
+    with pytest.raises(ValueError, match="2-D"):
+        model.predict_f(np.ones(6))
+    with pytest.raises(TypeError, match="likelihood"):
+        PreconditionedSVGP(gpflow.kernels.Linear(), "gaussian", X[:4])
+    with pytest.raises(ValueError, match="num_data"):
+        PreconditionedSVGP(gpflow.kernels.Linear(), gpflow.likelihoods.Gaussian(), X[:4], num_data=0)
+
+
+def _float32_run(model_factory, X, Y, steps, batch):
+    """Adam on minibatches in float32; returns (ELBO history, error message or None)."""
+    model = model_factory()
+    opt = tf.optimizers.Adam(0.01)
+    dataset = tf.data.Dataset.from_tensor_slices((X, Y)).repeat().shuffle(len(X), seed=0).batch(batch)
+    it = iter(dataset)
+
+    @tf.function
+    def step(Xb, Yb):
+        with tf.GradientTape() as tape:
+            loss = model.training_loss((Xb, Yb))
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        return loss
+
+    history = []
+    try:
+        for i in range(steps):
+            history.append(float(step(*next(it))))
+            if not np.isfinite(history[-1]):
+                return history, f"non-finite loss {history[-1]} at step {i}"
+    except tf.errors.InvalidArgumentError as err:
+        return history, str(err).splitlines()[0]
+    return history, None
+
+
+def float32_comparison(num_inducing=500, num_data=2000, steps=60, batch=500, seed=0, stock_steps=None):
+    """Train PreconditionedSVGP and stock SVGP in float32 with M inducing points packed in a 2-D input
+    space (K_ZZ numerically singular in float32). Returns {name: (history, error)}."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, size=(num_data, 2)).astype(np.float32)
+    Y = (np.sin(X[:, :1]) * np.cos(X[:, 1:]) + 0.1 * rng.normal(size=(num_data, 1))).astype(np.float32)
+    config = dataclasses.replace(gpflow.config.config(), float=np.float32, jitter=1e-6)
+    results = {}
+    with gpflow.config.as_context(config):
+        Z = X[rng.choice(num_data, num_inducing, replace=False)]
+
+        def ours():
+            return PreconditionedSVGP(
+                gpflow.kernels.SquaredExponential(lengthscales=1.0), gpflow.likelihoods.Gaussian(variance=0.1),
+                Z.copy(), num_data=num_data,
+            )
+
+        def stock():
+            return gpflow.models.SVGP(
+                gpflow.kernels.SquaredExponential(lengthscales=1.0), gpflow.likelihoods.Gaussian(variance=0.1),
+                Z.copy(), num_data=num_data,
+            )
+
+        results["PreconditionedSVGP"] = _float32_run(ours, X, Y, steps, batch)
+        results["SVGP"] = _float32_run(stock, X, Y, stock_steps or steps, batch)
+    return results
+
+
+def test_float32_preconditioned_svgp_trains_at_500_inducing_points():
+    results = float32_comparison(steps=30, stock_steps=3)
+    history, error = results["PreconditionedSVGP"]
+    assert error is None, error
+    assert len(history) == 30 and np.all(np.isfinite(history))
+    assert np.mean(history[-5:]) < np.mean(history[:5])
+    stock_history, stock_error = results["SVGP"]
+    # reported, not asserted (stock GPflow's behaviour is not ours to test): with jitter 1e-6 the
+    # float32 Cholesky of K_ZZ breaks down and the loss is NaN from the first step on this problem
+    print(f"stock SVGP float32 M=500: {len(stock_history)} steps, error: {stock_error}")
+
+
+def test_trained_by_fit_on_sparse_csr_data():
+    """The foundation's fit loop feeds CSR minibatches as tf.SparseTensor; the subspace model trains."""
+    from gpflow_ext.training import fit
+
+    rng = np.random.default_rng(6)
+    X = scipy.sparse.random(400, 300, density=0.05, random_state=6, format="csr")
+    w = rng.normal(size=(300, 1))
+    Y = (X @ w > 0).astype(float)
+    iv = SubspaceInducingPoints.from_data(X, 20, 15)
+    model = PreconditionedSVGP(gpflow.kernels.Linear(), gpflow.likelihoods.Bernoulli(), iv, num_data=400)
+    before = model.elbo((X, Y)).numpy()
+    history = fit(model, (X, Y), epochs=4, batch_size=100, learning_rate=0.05, progress=False)
+    after = model.elbo((X, Y)).numpy()
+    assert np.isfinite(after) and after > before
+    assert history.epochs == [1, 2, 3, 4] and np.all(np.isfinite(history.objective))

@@ -1,0 +1,254 @@
+"""SubspaceInducingPoints and its Kuu/Kuf against the explicit-Z twin InducingPoints(A @ X̃)."""
+import dataclasses
+
+import gpflow
+import numpy as np
+import pytest
+import scipy.sparse
+import tensorflow as tf
+from gpflow.covariances import Kuf, Kuu
+
+import gpflow_ext
+from gpflow_ext.covariances import Kff, to_input_tensor
+from gpflow_ext.inducing_variables import SubspaceInducingPoints, subspace_basis
+
+N, D, M, R = 120, 60, 10, 14  # M <= R keeps the linear-kernel K_ZZ non-singular
+
+
+def _data(kind, seed=0):
+    rng = np.random.default_rng(seed)
+    if kind == "dense":
+        return rng.normal(size=(N, D))
+    X = scipy.sparse.random(N, D, density=0.15, random_state=seed, format="csr")
+    X.data = rng.normal(size=X.nnz)
+    return X
+
+
+def _inputs(X, kind):
+    return to_input_tensor(X) if kind == "sparse" else X
+
+
+def _dense(X):
+    return X.toarray() if scipy.sparse.issparse(X) else X
+
+
+def _random_iv(seed=1):
+    """A subspace with a non-orthonormal basis and random A, to test the general formulas."""
+    rng = np.random.default_rng(seed)
+    return SubspaceInducingPoints(rng.normal(size=(R, D)) / np.sqrt(D), rng.normal(size=(M, R)))
+
+
+KERNELS = {
+    "linear": lambda: gpflow.kernels.Linear(variance=0.7),
+    "se": lambda: gpflow.kernels.SquaredExponential(variance=1.3, lengthscales=1.1),
+    "matern52": lambda: gpflow.kernels.Matern52(variance=0.9, lengthscales=1.7),
+    "rq": lambda: gpflow.kernels.RationalQuadratic(lengthscales=1.5, alpha=0.7),
+    "polynomial": lambda: gpflow.kernels.Polynomial(degree=2.0, variance=0.3, offset=0.5),
+    "sum": lambda: gpflow.kernels.Linear(variance=0.2) + gpflow.kernels.SquaredExponential(lengthscales=2.0),
+    "product": lambda: gpflow.kernels.Linear(variance=0.2) * gpflow.kernels.SquaredExponential(lengthscales=2.0),
+}
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("kernel_name", list(KERNELS))
+def test_kuu_kuf_equal_explicit_inducing_points(kind, kernel_name):
+    X = _data(kind)
+    kernel = KERNELS[kernel_name]()
+    from_data, general = SubspaceInducingPoints.from_data(X, M, R), _random_iv()
+    assert from_data.orthonormal_basis and not general.orthonormal_basis  # both code paths
+    for iv in (from_data, general):
+        explicit = gpflow.inducing_variables.InducingPoints(iv.Z.numpy())
+        np.testing.assert_allclose(Kuu(iv, kernel).numpy(), Kuu(explicit, kernel).numpy(), rtol=0, atol=1e-10)
+        np.testing.assert_allclose(
+            Kuu(iv, kernel, jitter=1e-3).numpy(), Kuu(explicit, kernel, jitter=1e-3).numpy(), rtol=0, atol=1e-10
+        )
+        Kmn = Kuf(iv, kernel, _inputs(X, kind)).numpy()
+        np.testing.assert_allclose(Kmn, Kuf(explicit, kernel, _dense(X)).numpy(), rtol=0, atol=1e-10)
+        assert Kmn.shape == (M, N)
+
+
+@pytest.mark.parametrize("kernel_name", ["linear", "se", "sum"])
+def test_kff_on_sparse_inputs_equals_dense(kernel_name):
+    X = _data("sparse")
+    kernel = KERNELS[kernel_name]()
+    Xs = to_input_tensor(X[:40])
+    for full_cov in (False, True):
+        np.testing.assert_allclose(
+            Kff(kernel, Xs, full_cov=full_cov).numpy(),
+            kernel(X[:40].toarray(), full_cov=full_cov).numpy(),
+            rtol=0,
+            atol=1e-10,
+        )
+
+
+def test_kuf_inside_tf_function_with_sparse_batches():
+    X = _data("sparse")
+    iv = SubspaceInducingPoints.from_data(X, M, R)
+    kernel = gpflow.kernels.SquaredExponential()
+    explicit = gpflow.inducing_variables.InducingPoints(iv.Z.numpy())
+    spec = tf.SparseTensorSpec([None, D], tf.float64)
+
+    @tf.function(input_signature=[spec])
+    def kuf(Xb):
+        return Kuf(iv, kernel, Xb)
+
+    for rows in (slice(0, 30), slice(30, 75)):
+        np.testing.assert_allclose(
+            kuf(to_input_tensor(X[rows])).numpy(),
+            Kuf(explicit, kernel, X[rows].toarray()).numpy(),
+            rtol=0,
+            atol=1e-10,
+        )
+
+
+@pytest.mark.parametrize("whiten", [True, False])
+@pytest.mark.parametrize("kernel_name", ["linear", "se"])
+def test_stock_svgp_elbo_identical_with_explicit_z(kernel_name, whiten):
+    rng = np.random.default_rng(3)
+    X = _data("dense")
+    Y = rng.normal(size=(N, 2))
+    iv = SubspaceInducingPoints.from_data(X, M, R)
+    q_mu = rng.normal(size=(M, 2))
+    q_sqrt = np.tril(rng.normal(size=(2, M, M))) * 0.1 + np.eye(M)[None]
+
+    def model(inducing_variable):
+        return gpflow.models.SVGP(
+            KERNELS[kernel_name](),
+            gpflow.likelihoods.Gaussian(variance=0.3),
+            inducing_variable,
+            num_latent_gps=2,
+            q_mu=q_mu,
+            q_sqrt=q_sqrt,
+            whiten=whiten,
+            num_data=10 * N,
+        )
+
+    ours, explicit = model(iv), model(gpflow.inducing_variables.InducingPoints(iv.Z.numpy()))
+    batch = (X[:50], Y[:50])
+    np.testing.assert_allclose(ours.elbo(batch).numpy(), explicit.elbo(batch).numpy(), rtol=1e-10)
+    # predictions too, and the compiled training loss
+    for a, b in zip(ours.predict_f(X[50:], full_cov=True), explicit.predict_f(X[50:], full_cov=True)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=0, atol=1e-9)
+    loss = tf.function(ours.training_loss_closure(batch))
+    np.testing.assert_allclose(loss().numpy(), -explicit.elbo(batch).numpy(), rtol=1e-10)
+
+
+def test_gradient_wrt_A_matches_explicit_chain_rule():
+    """d ELBO / dA through the subspace equals (d ELBO / dZ) X̃ᵀ from the explicit-Z model."""
+    X = _data("dense")
+    Y = np.random.default_rng(2).normal(size=(N, 1))
+    iv = SubspaceInducingPoints.from_data(X, M, R)
+    kernel = KERNELS["se"]()
+    lik = gpflow.likelihoods.Gaussian(variance=0.3)
+    ours = gpflow.models.SVGP(kernel, lik, iv)
+    explicit_iv = gpflow.inducing_variables.InducingPoints(iv.Z.numpy())
+    explicit = gpflow.models.SVGP(kernel, lik, explicit_iv)
+    with tf.GradientTape() as tape:
+        elbo = ours.elbo((X, Y))
+    grad_A = tape.gradient(elbo, iv.A.unconstrained_variable)
+    with tf.GradientTape() as tape:
+        elbo = explicit.elbo((X, Y))
+    grad_Z = tape.gradient(elbo, explicit_iv.Z.unconstrained_variable)
+    np.testing.assert_allclose(grad_A.numpy(), grad_Z.numpy() @ iv.basis.numpy().T, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_from_data_basis_is_leading_right_singular_subspace(kind):
+    rng = np.random.default_rng(0)
+    # low-rank-plus-noise data so the leading subspace is well separated
+    low = rng.normal(size=(N, 5)) @ rng.normal(size=(5, D)) * 3.0
+    X = low + 0.01 * rng.normal(size=(N, D))
+    if kind == "sparse":
+        X = scipy.sparse.csr_matrix(X)
+    U, S, Vt = subspace_basis(X, 5)
+    _, S_exact, Vt_exact = np.linalg.svd(_dense(X), full_matrices=False)
+    np.testing.assert_allclose(S, S_exact[:5], rtol=1e-8)
+    np.testing.assert_allclose(Vt.T @ Vt, Vt_exact[:5].T @ Vt_exact[:5], atol=1e-8)  # same projector
+    np.testing.assert_allclose((U * S) @ Vt, _dense(X) @ Vt.T @ Vt, atol=1e-8)
+    iv = SubspaceInducingPoints.from_data(X, 7, 5)
+    assert iv.num_inducing == 7 and iv.A.shape == (7, 5) and iv.shape == (7, D, 1)
+    # every inducing input is a centroid of projected rows: it lies in the row space of X̃
+    Z = iv.Z.numpy()
+    np.testing.assert_allclose(Z @ Vt.T @ Vt, Z, atol=1e-8)
+
+
+def test_randomized_svd_on_large_sparse_matrix_without_densifying():
+    rng = np.random.default_rng(0)
+    X = scipy.sparse.random(3000, 2000, density=0.01, random_state=0, format="csr")
+    X = X @ scipy.sparse.diags(1.0 / (1.0 + np.arange(2000)) ** 0.5)  # decaying spectrum, like text
+    X = scipy.sparse.csr_matrix(X)
+    U, S, Vt = subspace_basis(X, 20, seed=0)  # randomized branch (N·D > 4e6, R << min(N, D))
+    assert U.shape == (3000, 20) and Vt.shape == (20, 2000)
+    np.testing.assert_allclose(Vt @ Vt.T, np.eye(20), atol=1e-8)
+    from scipy.sparse.linalg import svds
+
+    s_ref = np.sort(svds(X, k=20, random_state=0)[1])[::-1]
+    np.testing.assert_allclose(S[:10], s_ref[:10], rtol=1e-2)
+    # the captured energy is within 1% of the optimal rank-20 subspace
+    captured = np.linalg.norm(X @ Vt.T) ** 2
+    assert captured >= 0.99 * np.sum(s_ref**2)
+
+
+def test_trainable_A_switch():
+    iv = SubspaceInducingPoints.from_data(_data("dense"), M, R, trainable_A=False)
+    assert iv.A.trainable is False
+    assert len(iv.trainable_variables) == 0
+    iv = SubspaceInducingPoints.from_data(_data("dense"), M, R)
+    assert [v.shape for v in iv.trainable_variables] == [tf.TensorShape([M, R])]
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input
+# ---------------------------------------------------------------------------------------------
+
+
+def test_from_data_rejects_bad_input():
+    X = _data("dense")
+    with pytest.raises(ValueError, match="rank"):
+        SubspaceInducingPoints.from_data(X, M, rank=D + 1)
+    with pytest.raises(ValueError, match="rank"):
+        SubspaceInducingPoints.from_data(X[:10], 5, rank=11)
+    with pytest.raises(ValueError, match="num_inducing"):
+        SubspaceInducingPoints.from_data(X, N + 1, R)
+    with pytest.raises(ValueError, match="num_inducing"):
+        SubspaceInducingPoints.from_data(X, 0, R)
+    bad = X.copy()
+    bad[3, 4] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        SubspaceInducingPoints.from_data(bad, M, R)
+    sp = _data("sparse")
+    sp.data[0] = np.inf
+    with pytest.raises(ValueError, match="NaN or inf"):
+        SubspaceInducingPoints.from_data(sp, M, R)
+    with pytest.raises(ValueError, match="2-D"):
+        SubspaceInducingPoints.from_data(X[0], 1, 1)
+    with pytest.raises(ValueError, match="non-empty"):
+        SubspaceInducingPoints.from_data(np.zeros((0, 5)), 1, 1)
+    with pytest.raises(TypeError, match="rank"):
+        SubspaceInducingPoints.from_data(X, M, rank=2.5)
+    with pytest.raises(ValueError, match="one column per basis vector"):
+        SubspaceInducingPoints(np.eye(3, 5), np.ones((4, 2)))
+
+
+def test_kuf_rejects_wrong_input_dimension():
+    iv = SubspaceInducingPoints.from_data(_data("dense"), M, R)
+    kernel = gpflow.kernels.Linear()
+    with pytest.raises(ValueError, match="D = 60"):
+        Kuf(iv, kernel, np.ones((4, D + 1)))
+    with pytest.raises(ValueError, match="D = 60"):
+        Kuf(iv, kernel, to_input_tensor(scipy.sparse.random(4, D - 1, density=0.5, format="csr")))
+
+
+def test_unsupported_kernel_settings_raise():
+    iv = SubspaceInducingPoints.from_data(_data("dense"), M, R)
+    X = _data("dense")[:5]
+    with pytest.raises(ValueError, match="lengthscales"):
+        Kuu(iv, gpflow.kernels.SquaredExponential(lengthscales=np.ones(D)))
+    with pytest.raises(ValueError, match="variance"):
+        Kuf(iv, gpflow.kernels.Linear(variance=np.ones(D)), X)
+    with pytest.raises(ValueError, match="active_dims"):
+        Kuu(iv, gpflow.kernels.SquaredExponential(active_dims=[0, 1]))
+    with pytest.raises(NotImplementedError, match="Periodic"):
+        Kuu(iv, gpflow.kernels.Periodic(gpflow.kernels.SquaredExponential()))
+    with pytest.raises(NotImplementedError, match="Cosine"):
+        Kuf(iv, gpflow.kernels.Linear() + gpflow.kernels.Cosine(), X)
