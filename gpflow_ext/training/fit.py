@@ -22,7 +22,7 @@ import tensorflow as tf
 from gpflow.keras import tf_keras
 from tqdm.auto import tqdm
 
-from .checks import NonFiniteObjectiveError, check_data, check_model, check_positive_int
+from .checks import NonFiniteObjectiveError, check_data, check_model, check_positive_int, uses_stateful_random_ops
 from .data import ArrayData, minibatch_dataset, steps_per_epoch
 from .history import History
 from .monitoring import TrainingMonitor, call_flexibly
@@ -79,14 +79,24 @@ def _default_log_every(n_steps: int) -> int:
     return max(1, n_steps // 10)
 
 
-def _nonfinite_names(flags: np.ndarray, variables: Sequence[tf.Variable]) -> list:
-    names = []
+def _variable_names(model: tf.Module, variables: Sequence[tf.Variable]) -> list:
+    """Readable names (GPflow parameter paths such as ``.kernel.variance``) for ``variables``."""
+    by_ref = {}
+    for path, leaf in gpflow.utilities.parameter_dict(model).items():
+        variable = leaf.unconstrained_variable if isinstance(leaf, gpflow.Parameter) else leaf
+        if isinstance(variable, tf.Variable):
+            by_ref.setdefault(variable.ref(), path)
+    return [by_ref.get(v.ref(), v.name) for v in variables]
+
+
+def _nonfinite_names(flags: np.ndarray, names: Sequence[str]) -> list:
+    out = []
     if not flags[0]:
-        names.append("objective")
-    for ok, variable in zip(flags[1:], variables):
+        out.append("objective")
+    for ok, name in zip(flags[1:], names):
         if not ok:
-            names.append(f"gradient of {variable.name}")
-    return names
+            out.append(f"gradient of {name}")
+    return out
 
 
 def _finite_flags(loss: tf.Tensor, grads: Sequence[Any]) -> tf.Tensor:
@@ -131,6 +141,7 @@ def fit(
     strategy: Optional[tf.distribute.Strategy] = None,
     variables: Optional[Sequence[Any]] = None,
     shuffle: bool = True,
+    exact_random_resume: bool = True,
 ) -> History:
     """Train ``model`` by minimising ``model.training_loss`` and return a :class:`History`.
 
@@ -177,6 +188,11 @@ def fit(
         (b_r / B), so the replica sum equals the single-device minibatch objective.
     :param variables: train only these (Parameters, tf.Variables or Modules); default all trainable.
     :param shuffle: reshuffle rows every epoch.
+    :param exact_random_resume: if the compiled step contains stateful random ops (e.g. a Monte
+        Carlo ELBO using ``tf.random.normal``), retrace it once per epoch under the epoch's seed
+        so that a resumed run draws the same numbers as an uninterrupted one (costs one tracing
+        per epoch; ``False`` traces once and keeps one continuous random stream, reproducible from
+        scratch but not across a resume). Steps without stateful random ops are traced once.
     :raises NonFiniteObjectiveError: (a ``FloatingPointError``) when the objective or a gradient is
         NaN/inf; the update is not applied and the last checkpoint is left as it was.
     """
@@ -330,7 +346,7 @@ def fit(
         def replica_compute(rows):
             if rows is None:  # internal data: every replica evaluates the full objective / R
                 loss, grads = loss_and_grads(None, tf.constant(1.0 / replicas, dtype))
-                return loss, grads, _finite_flags(loss, grads)
+                return loss, grads, tf.cast(tf.logical_not(_finite_flags(loss, grads)), tf.int32)
             batch = array_data.gather(rows)
             local = tf.cast(tf.shape(rows)[0], dtype)
             total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
@@ -342,12 +358,12 @@ def fit(
                 return tf.zeros((), dtype), [tf.zeros_like(v) for v in variables]
 
             loss, grads = tf.cond(local > 0, weighted, empty)
-            return loss, grads, _finite_flags(loss, grads)
+            return loss, grads, tf.cast(tf.logical_not(_finite_flags(loss, grads)), tf.int32)
 
         def compute(rows):
-            loss, grads, flags = strategy.run(replica_compute, args=(rows,))
+            loss, grads, bad = strategy.run(replica_compute, args=(rows,))
             loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
-            bad = strategy.reduce(tf.distribute.ReduceOp.SUM, tf.cast(tf.logical_not(flags), tf.int32), axis=None)
+            bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)  # [1 + V] replicas failing
             return loss, grads, tf.equal(bad, 0)  # [] total objective, per-replica grads, [1 + V] flags
 
         def two_phase_apply(grads):
@@ -361,7 +377,8 @@ def fit(
             loss, grads, flags = strategy_compute(rows)
             return loss, (grads, flags)
 
-    compute = maybe_compile(compute)
+    step_function = compute
+    compute = maybe_compile(step_function)
 
     # ---------------------------------------------------------------- input pipeline
     if array_data is None:
@@ -425,9 +442,14 @@ def fit(
     )
     step = int(step_counter.numpy())
     first_call = True
+    retrace_each_epoch = False
     try:
         for epoch in range(start_epoch + 1, epochs + 1):  # 1-based epoch being trained
             tf.random.set_seed(seed * _SEED_STRIDE + epoch)
+            if retrace_each_epoch and epoch > start_epoch + 1:
+                # stateful random ops bake their seeds in at tracing: a fresh trace per epoch makes
+                # epoch e's random numbers depend on (seed, e) only, hence identical after a resume
+                compute = maybe_compile(step_function)
             started = time.perf_counter()
             epoch_losses = []
             for _ in range(n_steps):
@@ -436,6 +458,8 @@ def fit(
                     first_call = False
                     try:  # first call traces: turn errors from inside the model into a clear one
                         loss, flags = compute(inputs)
+                        if compile and exact_random_resume:
+                            retrace_each_epoch = uses_stateful_random_ops(compute.get_concrete_function(inputs).graph)
                     except (NonFiniteObjectiveError, KeyboardInterrupt):
                         raise
                     except Exception as err:
@@ -453,7 +477,7 @@ def fit(
                     raise NonFiniteObjectiveError(
                         epoch,
                         step + 1,
-                        _nonfinite_names(flags, variables) if flags.size > 1 else ["objective or gradient"],
+                        _nonfinite_names(flags, _variable_names(model, variables)) if flags.size > 1 else ["objective or gradient"],
                         manager.latest_checkpoint if manager else None,
                     )
                 if apply is not None:
