@@ -117,8 +117,8 @@ def test_subsampled_bound_is_unbiased(rng):
                       num_negative_samples=3, seed=5, **params)
     data = tuple(to_input_tensor(a) for a in model_full.prepare_data(sp.csr_matrix(X), Y))
     full = float(model_full.elbo(data))
-    draw = tf.function(lambda: tf.stack([model_sub.elbo(data) for _ in range(50)]))
-    draws = np.concatenate([draw().numpy() for _ in range(40)])  # 2000 independent estimates
+    draw = tf.function(lambda: model_sub.elbo(data))
+    draws = np.array([float(draw()) for _ in range(2000)])  # 2000 independent estimates
     mean, se = draws.mean(), draws.std() / np.sqrt(draws.size)
     assert draws.std() > 0.1  # it really is stochastic
     assert abs(mean - full) < 4.5 * se, (mean, full, se)
@@ -138,7 +138,7 @@ def test_gradients_are_finite_for_every_variant(rng):
         names = [v.name for v in model.trainable_variables]
         grads = tape.gradient(loss, model.trainable_variables)
         assert np.isfinite(float(loss))
-        assert all(g is not None and np.all(np.isfinite(g.numpy())) for g in grads), method
+        assert all(g is not None and np.all(np.isfinite(tf.convert_to_tensor(g).numpy())) for g in grads), method
         iv_var = model.inducing_variable.A if subspace else model.inducing_variable.Z
         assert iv_var.trainable == trainable, method
         assert isinstance(model.kernel, gpflow.kernels.Linear) == (kernel_name == "linear")
@@ -165,9 +165,10 @@ def test_prediction_ranking_and_metrics(rng):
     assert metrics["nDCG@3"] == pytest.approx(100 * ndcg.mean())
 
 
-def test_training_improves_ranking_on_synthetic_data():
+def test_training_with_fit_improves_ranking_on_synthetic_data():
     from sklearn.datasets import make_multilabel_classification
-    from gpflow.keras import tf_keras
+
+    from gpflow_ext.training import fit
 
     X, Y = make_multilabel_classification(n_samples=300, n_features=40, n_classes=20, n_labels=3,
                                           random_state=0, sparse=True, return_indicator="sparse")
@@ -175,13 +176,9 @@ def test_training_improves_ranking_on_synthetic_data():
     model = MLGPF.from_method("s-linear", X[:200], Y[:200], num_inducing=30, num_latent_gps=5, rank=20,
                               num_negative_samples=8)
     before = model.evaluate(X[200:], Y[200:])["P@1"]
-    data = tuple(to_input_tensor(a) for a in model.prepare_data(X[:200], Y[:200]))
-    optimizer = tf_keras.optimizers.Adam(0.05)
-    step = tf.function(lambda: optimizer.minimize(lambda: model.training_loss(data), model.trainable_variables))
-    first = float(model.training_loss(data))
-    for _ in range(150):
-        step()
-    assert float(model.training_loss(data)) < first
+    history = fit(model, model.prepare_data(X[:200], Y[:200]), epochs=40, batch_size=50,
+                  learning_rate=0.05, progress=False)
+    assert history.objective[-1] < history.objective[0]
     after = model.evaluate(X[200:], Y[200:])["P@1"]
     assert after > before + 10.0, (before, after)
 
@@ -211,7 +208,7 @@ def test_step_memory_is_bounded_at_amazoncat_label_count(rng):
                 largest = max(largest, int(np.prod(out.shape.as_list())))
     assert largest < B * K / 10, largest  # the biggest tensor is Φ-sized (K × P) or B × S × P
     loss, grads = concrete(*data)
-    assert np.isfinite(float(loss)) and all(np.all(np.isfinite(g.numpy())) for g in grads)
+    assert np.isfinite(float(loss)) and all(np.all(np.isfinite(tf.convert_to_tensor(g).numpy())) for g in grads)
 
 
 def test_bad_inputs_raise_clear_errors(rng):

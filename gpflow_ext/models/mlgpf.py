@@ -438,19 +438,13 @@ def _median_distance(X: Any, sq_norms: np.ndarray, rng: np.random.Generator, sam
 
 
 def ranking_metrics(top: np.ndarray, Y: scipy.sparse.csr_matrix, ks: Sequence[int] = (1, 3, 5)) -> dict:
-    """P@k and nDCG@k in % from top-k label ids [N, ≥max(ks)] (best first) and 0/1 CSR labels."""
-    top = np.asarray(top)
-    Y = scipy.sparse.csr_matrix(Y)
-    hits = np.zeros(top.shape, dtype=np.float64)  # [N, k]: 1 where the ranked label is relevant
-    for i in range(top.shape[0]):
-        hits[i] = np.isin(top[i], Y.indices[Y.indptr[i] : Y.indptr[i + 1]])
-    num_relevant = np.diff(Y.indptr)
-    discounts = 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
+    """P@k and nDCG@k in % (as the paper reports) from top-k label ids [N, ≥max(ks)] (best first)
+    and 0/1 CSR labels, through :mod:`gpflow_ext.metrics`."""
+    from .. import metrics
+
+    top = np.asarray(top, dtype=np.int64)
     out = {}
     for k in ks:
-        out[f"P@{k}"] = 100.0 * float(np.mean(hits[:, :k].sum(axis=1) / k))
-        ideal = np.array([discounts[: min(k, n)].sum() for n in num_relevant])
-        dcg = (hits[:, :k] * discounts[:k]).sum(axis=1)
-        ndcg = np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0)
-        out[f"nDCG@{k}"] = 100.0 * float(np.mean(ndcg))
+        out[f"P@{k}"] = 100.0 * metrics.precision_at_k(Y, top, k, y_pred_is_indices=True)
+        out[f"nDCG@{k}"] = 100.0 * metrics.ndcg_at_k(Y, top, k, y_pred_is_indices=True)
     return out
