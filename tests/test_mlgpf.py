@@ -165,22 +165,23 @@ def test_prediction_ranking_and_metrics(rng):
     assert metrics["nDCG@3"] == pytest.approx(100 * ndcg.mean())
 
 
-def test_training_with_fit_improves_ranking_on_synthetic_data():
-    from sklearn.datasets import make_multilabel_classification
-
+def test_training_with_fit_improves_ranking(rng):
+    """Trained by the foundation's ``fit`` on CSR minibatches, on labels that a rank-4 linear factor
+    model can express; rows with no features at all (k(x, x) = 0) must keep gradients finite."""
     from gpflow_ext.training import fit
 
-    X, Y = make_multilabel_classification(n_samples=300, n_features=40, n_classes=20, n_labels=3,
-                                          random_state=0, sparse=True, return_indicator="sparse")
-    X = sp.csr_matrix(X, dtype=float)
-    model = MLGPF.from_method("s-linear", X[:200], Y[:200], num_inducing=30, num_latent_gps=5, rank=20,
-                              num_negative_samples=8)
+    X = sp.random(300, 50, density=0.2, format="csr", random_state=0)
+    X.data[:] = 1.0
+    assert np.any(np.diff(X.indptr) == 0)  # some empty rows
+    top = np.argsort(-(X @ rng.normal(size=(50, 4)) @ rng.normal(size=(4, 20))), axis=1)[:, :2]
+    Y = sp.csr_matrix((np.ones(600), (np.repeat(np.arange(300), 2), top.ravel())), shape=(300, 20))
+    model = MLGPF.from_method("s-linear", X[:200], Y[:200], num_inducing=30, num_latent_gps=4, rank=30)
     before = model.evaluate(X[200:], Y[200:])["P@1"]
-    history = fit(model, model.prepare_data(X[:200], Y[:200]), epochs=40, batch_size=50,
+    history = fit(model, model.prepare_data(X[:200], Y[:200]), epochs=20, batch_size=100,
                   learning_rate=0.05, progress=False)
-    assert history.objective[-1] < history.objective[0]
+    assert history.objective[-1] < history.objective[0] - 100.0
     after = model.evaluate(X[200:], Y[200:])["P@1"]
-    assert after > before + 10.0, (before, after)
+    assert after > before + 15.0, (before, after)
 
 
 def test_step_memory_is_bounded_at_amazoncat_label_count(rng):

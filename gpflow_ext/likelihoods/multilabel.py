@@ -58,6 +58,12 @@ def gauss_hermite_normal(num_points: int, dtype=None) -> Tuple[tf.Tensor, tf.Ten
     )
 
 
+def _safe_std(variance: TensorType) -> tf.Tensor:
+    """sqrt(max(variance, 1e-30)): finite value *and gradient* at variance 0 (e.g. an instance with
+    no features under a linear kernel has k(x, x) = 0); below the floor the gradient is 0."""
+    return tf.sqrt(tf.maximum(variance, tf.cast(1e-30, variance.dtype)))
+
+
 @check_shapes(
     "mean: [batch...]",
     "variance: [batch...]",
@@ -72,7 +78,7 @@ def expected_log_sigmoid(
     any finite ``f``; ``E[log σ(-f)]`` is ``expected_log_sigmoid(mean, variance) - mean``.
     """
     nodes, weights = gauss_hermite_normal(num_points, mean.dtype)
-    std = tf.sqrt(tf.maximum(variance, 0.0))
+    std = _safe_std(variance)
     f = mean[..., None] + std[..., None] * nodes  # [batch..., H]
     return tf.reduce_sum(tf.math.log_sigmoid(f) * weights, axis=-1)  # [batch...]
 
@@ -87,7 +93,7 @@ def expected_sigmoid(
 ) -> tf.Tensor:
     """Predictive probability ``E_{N(f | mean, variance)}[σ(f)]`` by Gauss-Hermite quadrature."""
     nodes, weights = gauss_hermite_normal(num_points, mean.dtype)
-    std = tf.sqrt(tf.maximum(variance, 0.0))
+    std = _safe_std(variance)
     f = mean[..., None] + std[..., None] * nodes  # [batch..., H]
     return tf.reduce_sum(tf.math.sigmoid(f) * weights, axis=-1)  # [batch...]
 
