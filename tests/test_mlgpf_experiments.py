@@ -35,6 +35,7 @@ def test_mlgpf_xmc_script_small_run(dataset_path, data_dir, tmp_path):
     for key in ("P@1", "P@3", "P@5", "nDCG@5", "seconds_per_epoch", "final_bound"):
         assert key in result
     assert 0.0 <= result["P@1"] <= 100.0 and result["epochs_trained"] == 2
+    assert result["final_bound"] < 0.0 and len(result["bound_per_epoch"]) == 2
     assert result["paper"]["P@1"] == 59.31
     assert result["settings"]["num_latent_gps"] == 4 and result["settings"]["epochs"] == 2
     tags = _scalar_tags(logdir)
