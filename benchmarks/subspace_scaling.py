@@ -151,11 +151,12 @@ def _available_mb() -> float:
 
 def _estimated_mb(args, model: str, dim: int) -> float:
     item = 4 if args.float32 else 8
+    # calibrated on measured peak RSS (float64, M = B = 500, R = 1000): free-Z used ~25x its [M, D]
+    # parameters at D = 47 236 (5.3 GB) and was OOM-killed at 13.7 GB at D = 203 882; the subspace
+    # model ~3.1x its fixed basis [D, R] (5.6 GB at D = 203 882); ~0.75 GB is the data and TF itself
     if model == "free-Z":
-        # Z, its gradient, 2 Adam slots, dense batch, scaled copies in the kernel: ~8 copies of [M, D]
-        return 8 * max(args.num_inducing, args.batch_size) * dim * item / 2**20 + 1500
-    # basis X̃ᵀ (+ transient SVD copies ~3x) and the SVD work arrays [D, R + oversampling]
-    return 5 * args.rank * dim * item / 2**20 + 1500
+        return 28 * max(args.num_inducing, args.batch_size) * dim * item / 2**20 + 1000
+    return 3.5 * args.rank * dim * item / 2**20 + 1000
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from gpflow.keras import tf_keras
 
 from gpflow_ext.covariances import Kff, to_input_tensor
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
+from benchmarks.float32_stability import float32_comparison
 from gpflow_ext.models import PreconditionedSVGP
 from gpflow_ext.variational import (
     PreconditionedGaussian,
@@ -212,65 +213,14 @@ def test_model_rejects_bad_input():
         model.elbo((bad, Y))
     with pytest.raises(ValueError, match="NaN"):
         model.predict_f(tf.constant(bad))
+    with pytest.raises(ValueError, match="NaN"):
+        model.predict_f(to_input_tensor(scipy.sparse.csr_matrix(bad)))
     with pytest.raises(ValueError, match="2-D"):
         model.predict_f(np.ones(6))
     with pytest.raises(TypeError, match="likelihood"):
         PreconditionedSVGP(gpflow.kernels.Linear(), "gaussian", X[:4])
     with pytest.raises(ValueError, match="num_data"):
         PreconditionedSVGP(gpflow.kernels.Linear(), gpflow.likelihoods.Gaussian(), X[:4], num_data=0)
-
-
-def _float32_run(model_factory, X, Y, steps, batch):
-    """Adam on minibatches in float32; returns (ELBO history, error message or None)."""
-    model = model_factory()
-    opt = tf.optimizers.Adam(0.01)
-    dataset = tf.data.Dataset.from_tensor_slices((X, Y)).repeat().shuffle(len(X), seed=0).batch(batch)
-    it = iter(dataset)
-
-    @tf.function
-    def step(Xb, Yb):
-        with tf.GradientTape() as tape:
-            loss = model.training_loss((Xb, Yb))
-        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-        return loss
-
-    history = []
-    try:
-        for i in range(steps):
-            history.append(float(step(*next(it))))
-            if not np.isfinite(history[-1]):
-                return history, f"non-finite loss {history[-1]} at step {i}"
-    except tf.errors.InvalidArgumentError as err:
-        return history, str(err).splitlines()[0]
-    return history, None
-
-
-def float32_comparison(num_inducing=500, num_data=2000, steps=60, batch=500, seed=0, stock_steps=None):
-    """Train PreconditionedSVGP and stock SVGP in float32 with M inducing points packed in a 2-D input
-    space (K_ZZ numerically singular in float32). Returns {name: (history, error)}."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-3, 3, size=(num_data, 2)).astype(np.float32)
-    Y = (np.sin(X[:, :1]) * np.cos(X[:, 1:]) + 0.1 * rng.normal(size=(num_data, 1))).astype(np.float32)
-    config = dataclasses.replace(gpflow.config.config(), float=np.float32, jitter=1e-6)
-    results = {}
-    with gpflow.config.as_context(config):
-        Z = X[rng.choice(num_data, num_inducing, replace=False)]
-
-        def ours():
-            return PreconditionedSVGP(
-                gpflow.kernels.SquaredExponential(lengthscales=1.0), gpflow.likelihoods.Gaussian(variance=0.1),
-                Z.copy(), num_data=num_data,
-            )
-
-        def stock():
-            return gpflow.models.SVGP(
-                gpflow.kernels.SquaredExponential(lengthscales=1.0), gpflow.likelihoods.Gaussian(variance=0.1),
-                Z.copy(), num_data=num_data,
-            )
-
-        results["PreconditionedSVGP"] = _float32_run(ours, X, Y, steps, batch)
-        results["SVGP"] = _float32_run(stock, X, Y, stock_steps or steps, batch)
-    return results
 
 
 def test_float32_preconditioned_svgp_trains_at_500_inducing_points():
@@ -300,3 +250,31 @@ def test_trained_by_fit_on_sparse_csr_data():
     after = model.elbo((X, Y)).numpy()
     assert np.isfinite(after) and after > before
     assert history.epochs == [1, 2, 3, 4] and np.all(np.isfinite(history.objective))
+
+
+def test_subspace_scaling_benchmark_worker_small():
+    """The benchmark's per-configuration worker on a tiny problem (the full table is benchmarks/)."""
+    import argparse
+
+    from benchmarks.subspace_scaling import worker
+
+    common = dict(dim=300, kernel="se", num_data=200, num_inducing=20, rank=30, batch_size=50,
+                  steps=2, warmup=1, seed=0, float32=False)
+    for model in ("subspace", "free-Z"):
+        result = worker(argparse.Namespace(model=model, **common))
+        assert result["final_loss_finite"] and result["step_seconds_median"] > 0
+        expected = 20 * 30 if model == "subspace" else 20 * 300
+        assert result["trainable_parameters"] == expected + 2 * 20 + 2  # Z or A, μ, Σ, kernel
+
+
+@pytest.mark.parametrize(
+    "module_name",
+    ["gpflow_ext.inducing_variables.subspace", "gpflow_ext.variational.preconditioned",
+     "gpflow_ext.models.preconditioned_svgp"],
+)
+def test_docstring_examples_run(module_name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

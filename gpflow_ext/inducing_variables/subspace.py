@@ -70,7 +70,8 @@ def subspace_basis(
 
     Works on a dense array or on a ``scipy.sparse`` matrix without densifying it (randomized SVD,
     Halko et al., through :func:`sklearn.utils.extmath.randomized_svd`); small dense problems use an
-    exact LAPACK SVD.
+    exact LAPACK SVD, and a sparse X with min(N, D) <= 5000 the exact eigenpairs of its small Gram
+    matrix (a sparse product).
 
     :param X: data matrix [N, D], dense or scipy.sparse.
     :param rank: R, with 1 <= R <= min(N, D).
@@ -84,6 +85,11 @@ def subspace_basis(
         raise ValueError(f"`rank` must satisfy 1 <= rank <= min(N, D) = {min(N, D)}, got {rank}")
     rank = int(rank)
     dense_small = (not scipy.sparse.issparse(X)) and N * D <= 4_000_000
+    if scipy.sparse.issparse(X) and min(N, D) <= 5000 and not dense_small:
+        # few rows (or columns): eigen-decompose the small Gram matrix of the sparse X exactly
+        U, S, Vt = _svd_via_gram(X, rank)
+        if U is not None:
+            return _fix_signs(U, S, Vt)
     if dense_small or rank > 0.5 * min(N, D):
         # exact SVD: cheap here, and randomized SVD is inaccurate when R is close to min(N, D)
         dense = X.toarray() if scipy.sparse.issparse(X) else X
@@ -95,10 +101,40 @@ def subspace_basis(
         U, S, Vt = randomized_svd(
             X, n_components=rank, n_oversamples=10 + rank // 10, n_iter=n_iter, random_state=seed
         )
-    # deterministic sign convention: the largest-magnitude entry of each right vector is positive
+    return _fix_signs(U, S, Vt)
+
+
+def _fix_signs(U: np.ndarray, S: np.ndarray, Vt: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Deterministic sign convention: the largest-magnitude entry of each right vector is positive."""
+    rank = S.shape[0]
     signs = np.sign(Vt[np.arange(rank), np.argmax(np.abs(Vt), axis=1)])
     signs[signs == 0] = 1.0
     return U * signs, S, Vt * signs[:, None]
+
+
+def _svd_via_gram(X: Any, rank: int) -> Tuple[Optional[np.ndarray], np.ndarray, np.ndarray]:
+    """Leading SVD of a sparse X with min(N, D) small, from the eigenpairs of X Xᵀ (or XᵀX).
+
+    The Gram matrix is a sparse product (never densifying X); the other singular vectors follow by
+    one sparse–dense product.  Returns U = None when the R-th singular value is too small relative to
+    the first for this to be accurate (the caller then uses an SVD).
+    """
+    N, D = X.shape
+    wide = N <= D
+    gram = (X @ X.T) if wide else (X.T @ X)  # [min, min], sparse
+    eigvals, eigvecs = scipy.linalg.eigh(gram.toarray())
+    order = np.argsort(eigvals)[::-1][:rank]
+    eigvals, eigvecs = eigvals[order], eigvecs[:, order]
+    if eigvals[-1] <= 1e-8 * eigvals[0]:
+        return None, eigvals, eigvecs
+    S = np.sqrt(eigvals)
+    if wide:
+        U = eigvecs  # [N, R]
+        Vt = np.asarray((X.T @ (U / S)).T)  # [R, D] = S⁻¹ Uᵀ X
+    else:
+        Vt = eigvecs.T  # [R, D]
+        U = np.asarray(X @ (eigvecs / S))  # [N, R] = X V S⁻¹
+    return U, S, Vt
 
 
 class SubspaceInducingPoints(InducingVariables):

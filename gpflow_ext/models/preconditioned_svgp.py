@@ -132,8 +132,9 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
                 raise ValueError(
                     f"`{name}` has {int(X.shape[-1])} columns but the inducing inputs have D = {int(iv_shape[1])}"
                 )
-        if tf.executing_eagerly() and isinstance(X, tf.Tensor):
-            if not bool(tf.reduce_all(tf.math.is_finite(X))):
+        if tf.executing_eagerly():
+            values = X.values if isinstance(X, tf.SparseTensor) else X
+            if not bool(tf.reduce_all(tf.math.is_finite(values))):
                 raise ValueError(f"`{name}` contains NaN or inf values")
         return X
 
