@@ -52,8 +52,10 @@ class CSRTensors:
 
 
 def cast_dtype(array: np.ndarray, dtype: tf.DType) -> tf.DType:
-    """Floating (and boolean) data become ``dtype``; integer data keep an integer type."""
-    if np.issubdtype(array.dtype, np.floating) or array.dtype == bool:
+    """Floating data become ``dtype``; integer data keep their integer type, booleans (masks) stay bool."""
+    if array.dtype == bool:
+        return tf.bool
+    if np.issubdtype(array.dtype, np.floating):
         return dtype
     if np.issubdtype(array.dtype, np.integer):
         return tf.as_dtype(array.dtype)

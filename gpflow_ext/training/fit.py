@@ -11,6 +11,7 @@
 * an optional ``tf.distribute`` strategy for data parallelism.
 """
 import contextlib
+import numbers
 import time
 import warnings
 from pathlib import Path
@@ -76,7 +77,8 @@ def _build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
 
 
 def _default_log_every(n_steps: int) -> int:
-    return max(1, n_steps // 10)
+    # one gpflow.monitor call costs ~10-40 ms eagerly (summary ops + flush): once per epoch, at most every 100 steps
+    return max(1, min(n_steps, 100))
 
 
 def _variable_names(model: tf.Module, variables: Sequence[tf.Variable]) -> list:
@@ -151,7 +153,8 @@ def fit(
     :param data: tuple of arrays with equal first dimension N (numpy or ``scipy.sparse``, CSR
         preferred). Each minibatch is a tuple of the same structure; sparse parts arrive as
         ``tf.SparseTensor``. Floating arrays are cast to ``dtype``; integer arrays (row indices,
-        labels) keep an integer type. NaN/inf is rejected before training.
+        labels) keep their integer type and boolean arrays (masks) stay ``tf.bool``. NaN/inf is
+        rejected before training.
     :param epochs: total number of epochs. With a checkpoint, training resumes at the saved epoch
         and stops at ``epochs`` (re-running the same command continues where it stopped).
     :param batch_size: minibatch size B (``None``: full batch). steps per epoch = ceil(N / B).
@@ -162,9 +165,11 @@ def fit(
     :param checkpoint_dir: ``tf.train.CheckpointManager`` folder (default ``logdir/checkpoints``
         when ``logdir`` is given). Holds model, optimizer state, epoch/step counters and the seed.
     :param checkpoint_every: save every this many epochs (and after the last one).
-    :param seed: makes training reproducible: epoch ``e`` shuffles with the stateless key
-        ``(seed, e)`` and runs with ``tf.random.set_seed(seed * 1000003 + e)`` so that random ops
-        inside models (Monte Carlo ELBOs) are identical whether or not the run was resumed.
+    :param seed: makes training reproducible: epoch ``e`` (1-based) shuffles with the stateless key
+        ``(seed, e)``. TF's global seed is set to ``seed * 1000003 + e`` before the first epoch of
+        the call, and before every epoch if the step has stateful random ops (see
+        ``exact_random_resume``), so Monte Carlo objectives are identical whether or not the run
+        was resumed.
     :param callbacks: functions called eagerly after every ``metrics_every``-th epoch with any of
         the keyword arguments ``model, epoch, step, history, objective`` they declare; a returned
         ``dict`` of scalars is logged like ``metrics``.
@@ -174,7 +179,7 @@ def fit(
     :param images: ``{name: plot(fig, axes)}`` written through ``gpflow.monitor.ImageToTensorBoard``
         every ``images_every`` epochs (default: ``metrics_every``); ``image_kwargs`` go to it.
     :param log_every: objective and parameters to TensorBoard every this many steps (default:
-        about 10 times per epoch).
+        once per epoch, or every 100 steps if epochs are longer).
     :param log_parameters: ``True`` (kernel and likelihood parameters), ``False`` or a list of
         keywords for ``ModelToTensorBoard``.
     :param monitor: extra ``gpflow.monitor`` ``Monitor``/``MonitorTaskGroup``(s), called every step
@@ -208,8 +213,9 @@ def fit(
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     seed = int(seed)
-    if optimizer is None and not (isinstance(learning_rate, (int, float)) and learning_rate > 0):
-        raise ValueError(f"learning_rate must be a positive number, got {learning_rate!r}")
+    if optimizer is None and not isinstance(learning_rate, tf_keras.optimizers.schedules.LearningRateSchedule):
+        if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real) or not learning_rate > 0:
+            raise ValueError(f"learning_rate must be a positive number or a schedule, got {learning_rate!r}")
     if metrics is not None and not isinstance(metrics, Mapping):
         raise TypeError("metrics must be a mapping {name: function}")
     if images is not None and not isinstance(images, Mapping):
@@ -247,16 +253,22 @@ def fit(
                 f"{type(model).__name__}.num_data is None, so each minibatch would be treated as the whole "
                 f"data set; build the model with num_data={num_data} (N) to train with batch_size={batch_size}"
             )
-        array_data = ArrayData(arrays, dtype)
+        if isinstance(model_num_data, (int, np.integer)) and int(model_num_data) != num_data:
+            warnings.warn(
+                f"{type(model).__name__}.num_data={int(model_num_data)} but data has {num_data} rows; "
+                "the minibatch objective is scaled by num_data / batch size"
+            )
         n_steps = steps_per_epoch(num_data, batch_size)
 
     variables = _resolve_variables(model, variables)
-    mismatched = [v.name for v in variables if v.dtype.is_floating and v.dtype != dtype]
+    mismatched = [f"{v.name} ({v.dtype.name})" for v in variables if v.dtype.is_floating and v.dtype != dtype]
     if mismatched:
         raise ValueError(
-            f"the model's parameters {mismatched[:3]} are {variables[0].dtype.name} but dtype={dtype.name}; "
-            "build the model under gpflow.config.as_context(float_type=...) matching dtype= (or pass dtype=)"
+            f"the model's parameters {mismatched[:3]} do not have dtype={dtype.name}; build the model under "
+            "gpflow.config.as_context(gpflow.config.Config(float=...)) or pass the matching dtype="
         )
+    if not internal:
+        array_data = ArrayData(arrays, dtype)
     if strategy is not None:
         if not isinstance(strategy, tf.distribute.Strategy):
             raise TypeError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
@@ -292,10 +304,9 @@ def fit(
         manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=max_checkpoints)
         if manager.latest_checkpoint:
             resumed_from = manager.latest_checkpoint
-            status = checkpoint.restore(resumed_from)
             try:
-                status.assert_existing_objects_matched()
-            except AssertionError as err:
+                checkpoint.restore(resumed_from).assert_existing_objects_matched()
+            except (AssertionError, ValueError, tf.errors.InvalidArgumentError) as err:
                 raise ValueError(
                     f"checkpoint {resumed_from} does not match this model/optimizer (different architecture?); "
                     f"use another checkpoint_dir or delete it: {err}"
@@ -311,7 +322,12 @@ def fit(
         print(f"fit: resumed from {resumed_from} at epoch {start_epoch} (step {int(step_counter.numpy())})")
 
     # ---------------------------------------------------------------- compiled step
-    maybe_compile = (lambda f: tf.function(f)) if compile else (lambda f: f)
+    def maybe_compile(function, signature=None):
+        if not compile:
+            return function
+        if signature is not None:  # batch dimension None: one tracing for full and short batches
+            return tf.function(function, input_signature=signature)
+        return tf.function(function, reduce_retracing=True)
 
     def loss_and_grads(batch: Optional[tuple], weight: Optional[tf.Tensor] = None):
         with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -352,7 +368,8 @@ def fit(
             total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
 
             def weighted():
-                return loss_and_grads(batch, local / total)
+                loss, grads = loss_and_grads(batch, local / total)
+                return loss, [tf.convert_to_tensor(g) for g in grads]  # IndexedSlices -> dense for tf.cond
 
             def empty():  # a replica that got no rows from a short last batch
                 return tf.zeros((), dtype), [tf.zeros_like(v) for v in variables]
@@ -378,9 +395,8 @@ def fit(
             return loss, (grads, flags)
 
     step_function = compute
-    compute = maybe_compile(step_function)
-
     # ---------------------------------------------------------------- input pipeline
+    signature = None
     if array_data is None:
         batches = iter(())
     else:
@@ -394,6 +410,9 @@ def fit(
             gather=strategy is None,
         )
         batches = iter(dataset)
+        if strategy is None:
+            signature = [dataset.element_spec]
+    compute = maybe_compile(step_function, signature)
 
     def next_input():
         if array_data is None:
@@ -443,13 +462,17 @@ def fit(
     step = int(step_counter.numpy())
     first_call = True
     retrace_each_epoch = False
+    epoch = start_epoch
     try:
         for epoch in range(start_epoch + 1, epochs + 1):  # 1-based epoch being trained
-            tf.random.set_seed(seed * _SEED_STRIDE + epoch)
+            if epoch == start_epoch + 1 or retrace_each_epoch or not compile:
+                # (set_seed also clears TF's kernel cache, which re-instantiates compiled functions:
+                # done only when random ops need it, it costs about as much as a tracing)
+                tf.random.set_seed(seed * _SEED_STRIDE + epoch)
             if retrace_each_epoch and epoch > start_epoch + 1:
                 # stateful random ops bake their seeds in at tracing: a fresh trace per epoch makes
                 # epoch e's random numbers depend on (seed, e) only, hence identical after a resume
-                compute = maybe_compile(step_function)
+                compute = maybe_compile(step_function, signature)
             started = time.perf_counter()
             epoch_losses = []
             for _ in range(n_steps):
@@ -520,6 +543,14 @@ def fit(
                         bar.write(f"epoch {epoch}: objective={epoch_objective:.6g} {shown}")
             if images and (epoch % images_every == 0 or last):
                 training_monitor.on_images(step)
+    except KeyboardInterrupt:
+        bar.close()
+        where = manager.latest_checkpoint if manager is not None else None
+        print(
+            f"fit: interrupted in epoch {epoch} at step {step}; "
+            + (f"re-run the same command to resume from {where}" if where else "no checkpoint (pass logdir= or checkpoint_dir=)")
+        )
+        raise
     finally:
         bar.close()
     return history

@@ -90,3 +90,10 @@ def test_wrong_feature_dimension_is_reported_with_shapes(th):
     model = th.svgp(np.zeros((20, 3)))  # inducing points in 3-D, data in 2-D
     with pytest.raises(ValueError, match=r"SVGP.training_loss failed on a minibatch built from data with shapes \(20, 2\), \(20, 1\)"):
         fit(model, (X, Y), epochs=1, progress=False)
+
+
+def test_checkpoint_of_another_model_is_refused(th, tmp_path):
+    X, Y = th.regression_data(n=20)
+    fit(th.svgp(X, num_inducing=6), (X, Y), epochs=1, checkpoint_dir=tmp_path, progress=False)
+    with pytest.raises(ValueError, match=r"checkpoint .*ckpt-1 does not match this model"):
+        fit(th.svgp(X, num_inducing=4), (X, Y), epochs=2, checkpoint_dir=tmp_path, progress=False)

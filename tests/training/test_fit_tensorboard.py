@@ -1,6 +1,7 @@
 """TensorBoard event files written by fit contain the scalars and images (read back with EventAccumulator)."""
 import numpy as np
 import tensorflow as tf
+from gpflow.monitor import ExecuteCallback, MonitorTaskGroup
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from gpflow_ext.training import fit
@@ -13,8 +14,10 @@ def test_event_files_contain_scalars_parameters_metrics_and_images(th, tmp_path)
     def plot(fig, ax):
         ax.plot(X[:, 0], Y[:, 0], ".")
 
+    calls = []
+    extra = MonitorTaskGroup(ExecuteCallback(lambda epoch=None, objective=None, **_: calls.append((epoch, objective))), period=3)
     history = fit(
-        model, (X, Y), epochs=3, batch_size=10, logdir=tmp_path, log_every=2,
+        model, (X, Y), epochs=3, batch_size=10, logdir=tmp_path, log_every=2, monitor=extra,
         metrics={"test_rmse": lambda model: float(np.sqrt(np.mean((model.predict_f(X)[0].numpy() - Y) ** 2)))},
         images={"fit_plot": plot}, images_every=3, progress=False,
     )
@@ -45,4 +48,5 @@ def test_event_files_contain_scalars_parameters_metrics_and_images(th, tmp_path)
     assert [step for step, _ in images["fit_plot"]] == [12]
     png = images["fit_plot"][0][1][2]
     assert png.startswith(b"\x89PNG")
+    assert [epoch for epoch, _ in calls] == [1, 2, 3, 3]  # steps 3, 6, 9, 12 (4 steps per epoch) and all(np.isfinite(v) for _, v in calls)
     assert history.last_checkpoint.startswith(str(tmp_path / "checkpoints"))

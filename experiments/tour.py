@@ -1,0 +1,189 @@
+"""The README's main job: a tour of gpflow_ext on data that ships with scikit-learn (no download).
+
+    python experiments/tour.py                 # quick tour (~1-2 min per section on 2 CPU cores)
+    python experiments/tour.py --full          # longer training
+    python experiments/tour.py --sections svgp_digits --epochs 5 --output results/tour.json
+    tensorboard --logdir runs/tour             # watch the runs
+
+Every section is a function ``tour(quick: bool = True, ...) -> dict`` listed in ``SECTIONS``; it trains
+one model through :func:`gpflow_ext.training.fit`, prints its metric and returns its results.
+Sections that also accept ``logdir``/``seed``/``epochs`` get them from the command line.
+"""
+import inspect
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+if __package__ in (None, ""):  # `python experiments/tour.py` from anywhere
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from experiments.common import REPO, as_builtin, base_parser, print_table, write_results  # noqa: E402
+
+
+def _accuracy(labels, probabilities) -> float:
+    try:
+        from gpflow_ext.metrics import accuracy
+    except ImportError:  # metrics module not merged yet
+        import numpy as np
+
+        return float(np.mean(np.argmax(probabilities, axis=1) == np.asarray(labels).ravel()))
+    return accuracy(labels, probabilities)
+
+
+def svgp_digits(
+    quick: bool = True,
+    *,
+    logdir: Optional[Path] = None,
+    seed: int = 0,
+    epochs: Optional[int] = None,
+    num_inducing: Optional[int] = None,
+    batch_size: int = 128,
+    progress: bool = True,
+) -> Dict[str, Any]:
+    """Stock ``gpflow.models.SVGP`` (10 latent GPs, RobustMax multiclass likelihood, k-means inducing
+    points) trained by ``fit`` on scikit-learn's 8x8 digits (75/25 stratified split).
+
+    Logs objective, kernel/likelihood parameters, test accuracy (every few epochs) and an image of
+    the inducing points to TensorBoard under ``logdir``.
+    """
+    import gpflow
+    import numpy as np
+    from sklearn.cluster import KMeans
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    from gpflow_ext.training import fit
+
+    epochs = epochs if epochs is not None else (20 if quick else 100)
+    num_inducing = num_inducing if num_inducing is not None else (100 if quick else 200)
+    digits = load_digits()
+    X = digits.data / 16.0  # pixels in [0, 1], [1797, 64]
+    y = digits.target
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=seed)
+    Y_train = y_train[:, None].astype(np.float64)  # [N, 1] class index, GPflow's multiclass convention
+    num_classes = 10
+
+    Z = KMeans(n_clusters=num_inducing, n_init=1, random_state=seed).fit(X_train).cluster_centers_  # [M, 64]
+    model = gpflow.models.SVGP(
+        kernel=gpflow.kernels.SquaredExponential(lengthscales=np.sqrt(X.shape[1]) / 2.0),
+        likelihood=gpflow.likelihoods.MultiClass(num_classes),  # RobustMax
+        inducing_variable=Z,
+        num_latent_gps=num_classes,
+        num_data=len(X_train),
+        whiten=True,
+    )
+
+    def test_accuracy() -> float:
+        mean, var = model.predict_y(X_test)
+        return _accuracy(y_test, mean.numpy())
+
+    def plot_inducing(fig, axes) -> None:
+        Zv = model.inducing_variable.Z.numpy()[:16]
+        for i, ax in enumerate(axes.ravel()):
+            ax.imshow(Zv[i].reshape(8, 8), cmap="gray_r")
+            ax.set_axis_off()
+
+    metrics_every = max(1, epochs // 4)
+    started = time.perf_counter()
+    history = fit(
+        model,
+        (X_train, Y_train),
+        epochs=epochs,
+        batch_size=batch_size,
+        learning_rate=0.01,
+        logdir=logdir,
+        checkpoint_every=5,  # under logdir/checkpoints; re-running with the same --logdir resumes
+        seed=seed,
+        metrics={"test_accuracy": test_accuracy},
+        metrics_every=metrics_every,
+        images={"inducing_points": plot_inducing},
+        images_every=epochs if epochs > 0 else 1,
+        image_kwargs={"subplots_kw": {"nrows": 4, "ncols": 4}, "fig_kw": {"figsize": (4, 4)}},
+        progress=progress,
+    )
+    train_seconds = time.perf_counter() - started
+    mean, _ = model.predict_y(X_test)
+    accuracy = _accuracy(y_test, mean.numpy())
+    nlpd = -float(np.mean(model.predict_log_density((X_test, y_test[:, None].astype(np.float64))).numpy()))
+    result = {
+        "section": "svgp_digits",
+        "model": "gpflow.models.SVGP + MultiClass(RobustMax)",
+        "data": f"sklearn digits: {len(X_train)} train / {len(X_test)} test, D={X.shape[1]}",
+        "epochs": epochs,
+        "num_inducing": num_inducing,
+        "batch_size": batch_size,
+        "test_accuracy": accuracy,
+        "test_nlpd": nlpd,
+        "final_objective": history.final_objective,
+        "seconds_per_epoch_median": history.median_seconds_per_epoch(),
+        "seconds_total": train_seconds,
+        "logdir": str(logdir) if logdir is not None else None,
+    }
+    print(
+        f"SVGP on digits: test accuracy {accuracy:.4f}, test NLPD {nlpd:.4f} after {epochs} epochs "
+        f"({result['seconds_per_epoch_median']:.3f} s/epoch median)"
+    )
+    if logdir is not None:
+        print(f"TensorBoard logs: {logdir}   (view with: tensorboard --logdir {Path(logdir).parent})")
+    return result
+
+
+# (name, function) in tour order; each function: tour(quick: bool = True, ...) -> dict
+SECTIONS: List[Tuple[str, Callable[..., Dict[str, Any]]]] = [
+    ("svgp_digits", svgp_digits),
+]
+
+
+def _call_section(function: Callable[..., Dict[str, Any]], quick: bool, **optional: Any) -> Dict[str, Any]:
+    """Call ``function(quick, ...)`` passing only the optional keywords it declares."""
+    accepted = inspect.signature(function).parameters
+    return function(quick, **{k: v for k, v in optional.items() if k in accepted and v is not None})
+
+
+def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
+    parser = base_parser(__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="longer training (default: quick tour)")
+    parser.add_argument(
+        "--sections",
+        default=",".join(name for name, _ in SECTIONS),
+        help=f"comma-separated subset of: {', '.join(name for name, _ in SECTIONS)}",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    args = parser.parse_args(argv)
+    known = dict(SECTIONS)
+    wanted = [name.strip() for name in args.sections.split(",") if name.strip()]
+    unknown = [name for name in wanted if name not in known]
+    if unknown:
+        parser.error(f"unknown section(s) {unknown}; choose from {sorted(known)}")
+    if args.logdir is None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        args.logdir = REPO / "runs" / "tour" / stamp
+    results: Dict[str, Dict[str, Any]] = {}
+    for name in wanted:
+        print(f"\n=== {name} ===")
+        results[name] = as_builtin(
+            _call_section(
+                known[name],
+                not args.full,
+                logdir=Path(args.logdir) / name,
+                seed=args.seed,
+                epochs=args.epochs,
+                progress=False if args.no_progress else None,
+            )
+        )
+    rows = [
+        {"section": name, **{k: v for k, v in result.items() if isinstance(v, (int, float))}}
+        for name, result in results.items()
+    ]
+    metric_columns = sorted({k for row in rows for k in row if k != "section"})
+    print()
+    print_table(rows, ["section"] + metric_columns, title="tour results")
+    print(f"\nTensorBoard logs went to {args.logdir}  ->  tensorboard --logdir {args.logdir}")
+    write_results(results, args.output)
+    return results
+
+
+if __name__ == "__main__":
+    main()
