@@ -11,6 +11,7 @@ from . import config
 from . import covariances
 from . import data
 from . import inducing_variables
+from . import likelihoods
 from . import metrics
 from . import models
 from . import training

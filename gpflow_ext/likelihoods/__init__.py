@@ -1,0 +1,2 @@
+"""Likelihoods: the MLGPF multi-label Bernoulli-logit with factor loadings (eq. 12-13, 21, 23)."""
+from .multilabel import MultiLabelBernoulli

@@ -1,2 +1,3 @@
 """Models built from gpflow_ext's pieces."""
+from .mlgpf import MLGPF
 from .preconditioned_svgp import PreconditionedSVGP

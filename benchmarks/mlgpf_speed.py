@@ -1,0 +1,176 @@
+"""MLGPF speed on Bibtex: time per training step and seconds per epoch against a stock GPflow SLFM.
+
+    python benchmarks/mlgpf_speed.py [--data-dir DIR] [--repeats 7] [--float32]
+
+Measured in one process, interleaved round-robin so that load on a shared machine hits every
+contender alike (medians reported):
+
+* ``tf.matmul`` rate (GFLOP/s) on 2000×2000 matrices, the machine's reference speed;
+* MLGPF s-LINEAR and LINEAR (paper settings: P=30, M=500, R=1000, |B|=500, all 159 labels) — one
+  compiled Adam step (bound + gradients + update);
+* stock GPflow SLFM with the same M, P and batch: ``gpflow.models.SVGP`` with
+  ``LinearCoregionalization`` (K=159 outputs from P latent GPs with linear kernels),
+  ``SharedIndependentInducingVariables`` (one free Z [M, D]), full-covariance q(u)
+  and a Bernoulli likelihood with a logistic link (its default quadrature), on dense minibatches.
+
+Seconds per epoch = median step time × ceil(N / |B|) (N = 4 880; 10 steps). The MLGPF step's
+FLOPs are counted from its matrix operations (forward; the backward pass is counted as twice
+the forward, the usual estimate) and divided by the step time to give the achieved GFLOP/s,
+printed beside the matmul rate. The paper's Table 5 gives 0.94 min/epoch for s-LINEAR on Bibtex.
+"""
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+_REPO = str(Path(__file__).resolve().parent.parent)
+if _REPO not in sys.path[:1]:
+    sys.path.insert(0, _REPO)
+
+import numpy as np  # noqa: E402
+
+
+def matmul_gflops(dtype, n: int = 2000, repeats: int = 5) -> float:
+    import tensorflow as tf
+
+    a = tf.random.normal([n, n], dtype=dtype)
+    b = tf.random.normal([n, n], dtype=dtype)
+    tf.matmul(a, b).numpy()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        tf.matmul(a, b).numpy()
+        times.append(time.perf_counter() - start)
+    return 2 * n**3 / np.median(times) / 1e9
+
+
+def mlgpf_forward_flops(B, nnz_per_row, M, R, P, K, D=None, subspace=True, H=20) -> float:
+    """Forward FLOPs of one MLGPF bound evaluation (multiply-add = 2)."""
+    flops = 0.0
+    if subspace:
+        flops += 2 * (M * R * R + M * M * R)  # K_Z = A (X̃X̃ᵀ) Aᵀ      (eq. 5)
+        flops += 2 * B * nnz_per_row * R + 2 * M * R * B  # (X_b X̃ᵀ) Aᵀ          (eq. 6)
+    else:
+        flops += 2 * M * M * D + 2 * M * D * B  # Z Zᵀ and Z X_bᵀ (dense)
+    flops += P * M**3 / 3  # Cholesky of K + Σ_p
+    flops += P * M**3  # L_p⁻¹ (KL trace, eq. 22)
+    flops += P * M * M * B  # L_p⁻¹ K_ZX (variances, eq. 19)
+    flops += 2 * M * B * P  # means K_XZ μ
+    flops += 2 * 2 * B * P * K + 4 * B * K * H  # utilities (eq. 21) and quadrature
+    return flops
+
+
+def build_slfm(X, Y, Z, P, K, loadings):
+    import gpflow
+    import tensorflow as tf
+
+    kernel = gpflow.kernels.LinearCoregionalization(
+        [gpflow.kernels.Linear(variance=1.0 / 68.7) for _ in range(P)], W=loadings
+    )
+    iv = gpflow.inducing_variables.SharedIndependentInducingVariables(gpflow.inducing_variables.InducingPoints(Z))
+    likelihood = gpflow.likelihoods.Bernoulli(invlink=tf.sigmoid)  # logistic link, Gauss-Hermite quadrature
+    return gpflow.models.SVGP(kernel, likelihood, iv, num_latent_gps=P, num_data=X.shape[0], whiten=False)
+
+
+def compiled_step(model, data):
+    import tensorflow as tf
+    from gpflow.keras import tf_keras
+
+    optimizer = tf_keras.optimizers.Adam(1e-3)
+    variables = model.trainable_variables
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = model.training_loss(data)
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    return step
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=os.environ.get("GPFLOW_EXT_DATA"))
+    parser.add_argument("--repeats", type=int, default=7, help="timed steps per contender")
+    parser.add_argument("--float32", action="store_true", help="also time MLGPF s-LINEAR in float32")
+    parser.add_argument("--no-slfm", action="store_true")
+    args = parser.parse_args(argv)
+
+    import gpflow
+    import tensorflow as tf
+
+    from experiments.mlgpf_xmc import DATASET_SETTINGS, load_dataset
+    from gpflow_ext.covariances.subspace import to_input_tensor
+    from gpflow_ext.models import MLGPF
+
+    settings = DATASET_SETTINGS["bibtex"]
+    P, M, R, B = settings["num_latent_gps"], settings["num_inducing"], settings["rank"], settings["batch_size"]
+    X_train, Y_train, _, _ = load_dataset(args.data_dir, "bibtex")
+    N, D = X_train.shape
+    K = Y_train.shape[1]
+    steps_per_epoch = math.ceil(N / B)
+    rows = np.sort(np.random.default_rng(0).choice(N, size=B, replace=False))
+    X_b, Y_b = X_train[rows], Y_train[rows]
+    nnz_per_row = X_b.nnz / B
+
+    contenders = {}
+    flops = {}
+    for method in ("s-linear", "linear"):
+        model = MLGPF.from_method(method, X_train, Y_train, num_inducing=M, num_latent_gps=P, rank=R)
+        contenders[f"MLGPF {method} (float64)"] = compiled_step(model, (to_input_tensor(X_b), to_input_tensor(Y_b)))
+        flops[f"MLGPF {method} (float64)"] = 3 * mlgpf_forward_flops(B, nnz_per_row, M, R, P, K, D, method == "s-linear")
+    if not args.no_slfm:
+        Z = model.inducing_variable.Z.numpy()  # the LINEAR model's k-means Z
+        slfm = build_slfm(X_train, Y_train, Z, P, K, model.loadings.numpy())
+        data = (tf.constant(X_b.toarray()), tf.constant(Y_b.toarray()))
+        contenders["stock GPflow SLFM (float64)"] = compiled_step(slfm, data)
+    if args.float32:
+        gpflow.config.set_default_float(np.float32)
+        model32 = MLGPF.from_method("s-linear", X_train, Y_train, num_inducing=M, num_latent_gps=P, rank=R)
+        contenders["MLGPF s-linear (float32)"] = compiled_step(
+            model32, (to_input_tensor(X_b, tf.float32), to_input_tensor(Y_b, tf.float32))
+        )
+        float(contenders["MLGPF s-linear (float32)"]())  # trace while float32 is the default
+        flops["MLGPF s-linear (float32)"] = flops["MLGPF s-linear (float64)"]
+        gpflow.config.set_default_float(np.float64)
+
+    for name, step in contenders.items():  # trace + warm up
+        float(step())
+    times = {name: [] for name in contenders}
+    rates = {"float64": [], "float32": []}
+    for _ in range(args.repeats):  # round-robin so that machine load hits everyone alike
+        rates["float64"].append(matmul_gflops(tf.float64))
+        rates["float32"].append(matmul_gflops(tf.float32))
+        for name, step in contenders.items():
+            start = time.perf_counter()
+            float(step())
+            times[name].append(time.perf_counter() - start)
+
+    matmul64, matmul32 = np.median(rates["float64"]), np.median(rates["float32"])
+    reference = np.median(times["stock GPflow SLFM (float64)"]) if "stock GPflow SLFM (float64)" in times else None
+    print(f"Bibtex, P={P}, M={M}, R={R}, |B|={B}, K={K}, D={D}; {args.repeats} interleaved steps each; medians")
+    print(f"TF matmul rate in this run: float64 {matmul64:.1f} GFLOP/s, float32 {matmul32:.1f} GFLOP/s")
+    header = f"{'contender':32s} {'s/step':>8s} {'s/epoch':>8s} {'SLFM/this':>10s} {'GFLOP/s':>8s} {'% of matmul':>11s}"
+    print(header)
+    print("-" * len(header))
+    results = {}
+    for name, ts in times.items():
+        median = float(np.median(ts))
+        gflops = flops[name] / median / 1e9 if name in flops else None
+        peak = matmul32 if "float32" in name else matmul64
+        ratio = reference / median if reference else None
+        results[name] = {"seconds_per_step": median, "seconds_per_epoch": median * steps_per_epoch,
+                         "speedup_vs_slfm": ratio, "gflops": gflops, "all_step_seconds": ts}
+        print(f"{name:32s} {median:8.3f} {median * steps_per_epoch:8.2f} "
+              f"{(f'{ratio:.2f}x' if ratio else '-'):>10s} {(f'{gflops:.1f}' if gflops else '-'):>8s} "
+              f"{(f'{100 * gflops / peak:.0f}%' if gflops else '-'):>11s}")
+    print("paper Table 5 (Xeon E5-2667 v3): s-LINEAR 0.94 min/epoch = 56.4 s/epoch, LINEAR 58.2 s/epoch")
+    return {"matmul_gflops": {"float64": matmul64, "float32": matmul32}, "results": results}
+
+
+if __name__ == "__main__":
+    main()

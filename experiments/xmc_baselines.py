@@ -1,0 +1,148 @@
+"""Peers on the same split as MLGPF: napkinXC (PLT), omikuji (Parabel) and one-vs-rest logistic regression.
+
+    python experiments/xmc_baselines.py --data-dir DIR --dataset bibtex [--output baselines.json]
+
+Run it with the project's interpreter (the one with gpflow_ext). The data are read with
+``gpflow_ext.data`` (same loader and split as ``mlgpf_xmc.py``) and written once in the Extreme
+Classification Repository text format to a temporary folder; napkinXC and omikuji then run in a
+subprocess under the *peers* interpreter (numpy 2; ``$GPFLOW_EXT_PEERS_PYTHON``, default
+``/work/peers/bin/python``; create one with ``python -m venv peers && peers/bin/pip install -r
+benchmarks/requirements-peers.txt``), which runs ``experiments/xmc_peer_worker.py``. The
+scikit-learn one-vs-rest logistic regression runs in this process. Every method is scored by
+``gpflow_ext.metrics`` (P@1/3/5, nDCG@1/3/5) and printed beside the paper's MLGPF numbers
+(Tables 2, 3).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+_REPO = str(Path(__file__).resolve().parent.parent)
+if _REPO not in sys.path[:1]:
+    sys.path.insert(0, _REPO)
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+from experiments.common import base_parser, print_table, write_results  # noqa: E402
+from experiments.mlgpf_xmc import DATASET_SETTINGS, load_dataset  # noqa: E402
+from experiments.paper_values import MLGPF as PAPER  # noqa: E402
+
+PEER_METHODS = ("napkinxc", "omikuji")
+DEFAULT_PEERS_PYTHON = "/work/peers/bin/python"
+
+
+def peers_python() -> Optional[str]:
+    """The peers interpreter, or None (with instructions printed) when there is none."""
+    path = os.environ.get("GPFLOW_EXT_PEERS_PYTHON") or (
+        DEFAULT_PEERS_PYTHON if Path(DEFAULT_PEERS_PYTHON).exists() else None
+    )
+    if path is None or not Path(path).exists():
+        print(
+            "no peers interpreter (set $GPFLOW_EXT_PEERS_PYTHON); create one with\n"
+            "  python -m venv peers && peers/bin/pip install -r benchmarks/requirements-peers.txt\n"
+            "napkinXC and omikuji are skipped."
+        )
+        return None
+    return path
+
+
+def scores_from_top(top: np.ndarray, Y_test: sp.csr_matrix, ks=(1, 3, 5)) -> Dict[str, float]:
+    from gpflow_ext.models.mlgpf import ranking_metrics
+
+    top = np.where(top < 0, 0, top)  # padding (fewer than k predictions) can never be a hit twice
+    return ranking_metrics(top, Y_test, ks)
+
+
+def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: int = 2, seed: int = 0) -> List[Dict[str, Any]]:
+    from gpflow_ext.data import write_xmc_text
+
+    python = peers_python()
+    if python is None:
+        return []
+    worker = Path(__file__).resolve().parent / "xmc_peer_worker.py"
+    results = []
+    with tempfile.TemporaryDirectory(prefix="xmc_peers_") as folder:
+        write_xmc_text(os.path.join(folder, "train.txt"), X_train, Y_train)
+        write_xmc_text(os.path.join(folder, "test.txt"), X_test, Y_test)
+        log = os.path.join(folder, "worker.log")
+        with open(log, "w") as handle:
+            completed = subprocess.run(
+                [python, str(worker), folder, "--methods", *methods, "--top-k", "5", "--threads", str(threads),
+                 "--seed", str(seed)],
+                stdout=handle, stderr=subprocess.STDOUT,
+            )
+        if completed.returncode != 0:
+            tail = Path(log).read_text()[-3000:]
+            raise RuntimeError(f"peer worker failed (exit {completed.returncode}):\n{tail}")
+        for name in methods:
+            out = np.load(os.path.join(folder, f"{name}.npz"))
+            results.append({
+                "method": name, "fit_seconds": float(out["fit_seconds"]),
+                "predict_seconds": float(out["predict_seconds"]), **scores_from_top(out["top"], Y_test),
+            })
+    return results
+
+
+def run_one_vs_rest(X_train, Y_train, X_test, Y_test, C: float = 10.0, seed: int = 0) -> Dict[str, Any]:
+    """scikit-learn one-vs-rest L2 logistic regression (liblinear), labels ranked by decision value."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.multiclass import OneVsRestClassifier
+
+    start = time.perf_counter()
+    present = np.flatnonzero(np.asarray(Y_train.sum(axis=0)).ravel() > 0)  # a label never seen can't be fit
+    model = OneVsRestClassifier(LogisticRegression(C=C, solver="liblinear", random_state=seed), n_jobs=1)
+    model.fit(X_train, Y_train[:, present].toarray() if Y_train.shape[1] <= 5000 else Y_train[:, present])
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    top = []
+    for begin in range(0, X_test.shape[0], 2000):
+        decision = model.decision_function(X_test[begin : begin + 2000])  # [b, K_present]
+        best = np.argsort(-decision, axis=1)[:, :5]
+        top.append(present[best])
+    predict_seconds = time.perf_counter() - start
+    return {"method": f"sklearn-ovr-logreg(C={C:g})", "fit_seconds": fit_seconds,
+            "predict_seconds": predict_seconds, **scores_from_top(np.concatenate(top), Y_test)}
+
+
+def main(argv=None) -> Dict[str, Any]:
+    parser = base_parser(__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="bibtex", choices=sorted(DATASET_SETTINGS))
+    parser.add_argument("--methods", nargs="+", default=["napkinxc", "omikuji", "ovr"],
+                        choices=["napkinxc", "omikuji", "ovr"])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--C", type=float, default=10.0, help="inverse L2 strength of the one-vs-rest model")
+    parser.add_argument("--max-train", type=int, default=None, help="use only the first rows (smoke tests)")
+    args = parser.parse_args(argv)
+    if args.data_dir is None:
+        parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
+    X_train, Y_train, X_test, Y_test = load_dataset(args.data_dir, args.dataset)
+    if args.max_train:
+        X_train, Y_train = X_train[: args.max_train], Y_train[: args.max_train]
+        X_test, Y_test = X_test[: args.max_train], Y_test[: args.max_train]
+    rows = []
+    peers = [m for m in args.methods if m in PEER_METHODS]
+    if peers:
+        rows += run_peers(X_train, Y_train, X_test, Y_test, peers, args.threads, args.seed)
+    if "ovr" in args.methods:
+        rows.append(run_one_vs_rest(X_train, Y_train, X_test, Y_test, C=args.C, seed=args.seed))
+    paper = PAPER["table2"].get(args.dataset, {}).get("s-linear")
+    table_rows = [dict(r) for r in rows]
+    if paper:
+        table_rows.append({"method": "paper MLGPF s-LINEAR (Table 2)", "P@1": paper["P@1"], "P@3": paper["P@3"],
+                           "P@5": paper["P@5"]})
+    for name, values in PAPER["table3"].get(args.dataset, {}).items():
+        table_rows.append({"method": f"paper {name} (Table 3)", **values})
+    print_table(table_rows, ["method", "P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "fit_seconds"],
+                title=f"{args.dataset}: peers on the same split (P@k, nDCG@k in %)")
+    result = {"dataset": args.dataset, "n_train": X_train.shape[0], "n_test": X_test.shape[0], "results": rows}
+    write_results(result, args.output)
+    return result
+
+
+if __name__ == "__main__":
+    main()
