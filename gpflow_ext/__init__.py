@@ -8,5 +8,10 @@ Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior
 implementations with GPflow's dispatchers.
 """
 from . import config
+from . import covariances
+from . import inducing_variables
+from . import likelihoods
+from . import models
+from . import variational
 
 __version__ = "0.1.0"

@@ -1,0 +1,2 @@
+from . import grid
+from .grid import BoundedScaling, GridInducingPoints

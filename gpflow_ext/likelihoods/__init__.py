@@ -1,0 +1,2 @@
+from . import mixed_softmax
+from .mixed_softmax import MixedSoftmax

@@ -1,0 +1,2 @@
+from . import svdkl
+from .svdkl import SVDKL, pretrain_and_fit

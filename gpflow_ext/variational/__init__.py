@@ -1,0 +1,2 @@
+from . import kronecker
+from .kronecker import KroneckerGaussian
