@@ -143,7 +143,18 @@ def interpolation_indices_and_weights(
     """
     X = tf.convert_to_tensor(X)
     X = tf.cast(X, gpflow.default_float())
-    if grid.out_of_range == "error":
+    if X.shape.rank is not None and X.shape[-1] is not None and X.shape[-1] != grid.input_dim:
+        raise ValueError(f"X has {X.shape[-1]} columns but the grid has input_dim={grid.input_dim}")
+    if grid.out_of_range == "error" and tf.executing_eagerly():
+        x = X.numpy()
+        if not np.all(np.isfinite(x)):
+            raise ValueError("X contains NaN or inf")
+        if x.size and (x.min() < grid.lower or x.max() > grid.upper):
+            raise ValueError(
+                f"X has values in [{x.min():.4g}, {x.max():.4g}], outside the grid range "
+                f"[{grid.lower}, {grid.upper}] (out_of_range='error'; use BoundedScaling or 'clamp')"
+            )
+    elif grid.out_of_range == "error":
         tf.debugging.assert_greater_equal(
             X, tf.cast(grid.lower, X.dtype), message="features below the grid's lower bound"
         )

@@ -27,8 +27,7 @@ from check_shapes import check_shapes
 
 import gpflow
 from gpflow.base import InputData, RegressionData
-from gpflow.conditionals import conditional
-from gpflow.covariances import Kuu
+from gpflow.covariances import Kuf, Kuu
 from gpflow.inducing_variables import InducingPoints, SharedIndependentInducingVariables
 from gpflow.kernels import SeparateIndependent, SquaredExponential
 from gpflow.keras import tf_keras
@@ -249,11 +248,27 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
             w = tf.transpose(weights, [1, 0, 2])[..., None]  # [J, B, K, 1]
             f = tf.reduce_sum(w * gathered, axis=2)  # [J, B, T]
             return tf.transpose(f, [2, 1, 0])  # [T, B, J]
-        mean, var = conditional(
-            H, self.inducing_variable, self.kernel, self.q_mu, q_sqrt=self.q_sqrt, white=self.whiten
-        )  # [B, J], [B, J]
+        mean, var = self.points_conditional(H)  # [B, J], [B, J]
         eps = tf.random.normal(tf.concat([[num_samples], tf.shape(mean)], 0), dtype=mean.dtype)
         return mean[None] + tf.sqrt(var)[None] * eps  # [T, B, J]
+
+    @check_shapes("H: [B, Q]", "return[0]: [B, J]", "return[1]: [B, J]")
+    def points_conditional(self, H: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+        """SVGP marginals q(f_j(h)) for the ``"points"`` option, batched over the J GPs."""
+        Kmm = Kuu(self.inducing_variable, self.kernel, jitter=self.jitter)  # [J, M, M]
+        Kmn = Kuf(self.inducing_variable, self.kernel, H)  # [J, M, B]
+        Knn = self.kernel(H, full_cov=False, full_output_cov=False)  # [B, J]
+        Lm = tf.linalg.cholesky(Kmm)  # [J, M, M]
+        A = tf.linalg.triangular_solve(Lm, Kmn, lower=True)  # [J, M, B]
+        if not self.whiten:
+            A = tf.linalg.triangular_solve(Lm, A, lower=True, adjoint=True)  # K_mm⁻¹ K_mn
+            var = Knn - tf.transpose(tf.reduce_sum(Kmn * A, axis=1))  # [B, J]
+        else:
+            var = Knn - tf.transpose(tf.reduce_sum(tf.square(A), axis=1))  # [B, J]
+        mean = tf.transpose(tf.reduce_sum(A * tf.transpose(self.q_mu)[:, :, None], axis=1))  # [B, J]
+        LtA = tf.linalg.matmul(self.q_sqrt, A, transpose_a=True)  # [J, M, B]
+        var = var + tf.transpose(tf.reduce_sum(tf.square(LtA), axis=1))  # [B, J]
+        return mean, var
 
     # -- the bound (eq. 4) ---------------------------------------------------------------------
     def expected_log_likelihood(self, data: RegressionData, num_samples: Optional[int] = None):
