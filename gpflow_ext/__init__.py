@@ -12,6 +12,7 @@ from . import covariances
 from . import inducing_variables
 from . import likelihoods
 from . import models
+from . import training
 from . import variational
 
 __version__ = "0.1.0"
