@@ -18,7 +18,7 @@ integer class labels ``[N]`` or ``[N, 1]``). :func:`pretrain_and_fit` runs the p
 Section 5 recipe in one call: network with a softmax head, then the GP layer on the frozen
 network's top features (DNN+GP), then everything jointly.
 """
-import time
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -43,7 +43,7 @@ from ..inducing_variables.grid import (
 from ..likelihoods.mixed_softmax import MixedSoftmax
 from ..variational.kronecker import KroneckerGaussian, kron_matmul
 
-__all__ = ["SVDKL", "pretrain_and_fit", "train", "validate_classification_data"]
+__all__ = ["SVDKL", "SoftmaxNetwork", "pretrain_and_fit", "classification_metrics", "validate_classification_data"]
 
 
 def validate_classification_data(
@@ -350,62 +350,32 @@ def classification_metrics(P: np.ndarray, Y: np.ndarray) -> Dict[str, float]:
 
 
 # -- training ------------------------------------------------------------------------------------
-def train(
-    loss_fn,
-    variables: Sequence[tf.Variable],
-    data: Tuple[np.ndarray, np.ndarray],
-    *,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float = 1e-3,
-    seed: int = 0,
-    progress: bool = False,
-    name: str = "train",
-) -> Dict[str, List[float]]:
-    """A compiled minibatch Adam loop over ``data`` minimising ``loss_fn(batch)`` w.r.t. ``variables``.
+class SoftmaxNetwork(BayesianModel, ExternalDataTrainingLossMixin):
+    """The stand-alone DNN of Section 5: feature extractor (+ optional linear head) and softmax.
 
-    Used for the stages of :func:`pretrain_and_fit` that train a subset of the variables (a
-    frozen network); returns per-epoch mean loss and seconds.
+    Its objective is the mean log-softmax probability of the labels over a minibatch, so that
+    ``gpflow_ext.training.fit`` trains it like any GPflow model.
     """
-    X, Y = data
-    n = X.shape[0]
-    batch_size = int(min(batch_size, n))
-    ds = (
-        tf.data.Dataset.from_tensor_slices((X, Y))
-        .shuffle(min(n, 100_000), seed=seed, reshuffle_each_iteration=True)
-        .batch(batch_size, drop_remainder=n >= batch_size)
-        .prefetch(2)
-    )
-    optimizer = tf_keras.optimizers.Adam(learning_rate)
-    variables = list(variables)
 
-    @tf.function
-    def step(batch):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(batch)
-        grads = tape.gradient(loss, variables)
-        optimizer.apply_gradients(zip(grads, variables))
-        return loss
+    def __init__(self, feature_extractor: tf_keras.layers.Layer, head: Optional[tf_keras.layers.Layer] = None):
+        super().__init__()
+        self.feature_extractor = feature_extractor
+        self.head = head
 
-    history = {"loss": [], "seconds": []}
-    iterator = range(epochs)
-    if progress:
-        from tqdm.auto import tqdm
+    def logits(self, X: InputData, training: bool = False) -> tf.Tensor:
+        H = self.feature_extractor(X, training=training)
+        out = H if self.head is None else self.head(H)
+        return tf.cast(out, gpflow.default_float())  # [B, C]
 
-        iterator = tqdm(iterator, desc=name)
-    for _ in iterator:
-        t0 = time.perf_counter()
-        losses = [float(step(b)) for b in ds]
-        if not np.all(np.isfinite(losses)):
-            raise FloatingPointError(f"{name}: the loss became NaN/inf")
-        history["loss"].append(float(np.mean(losses)))
-        history["seconds"].append(time.perf_counter() - t0)
-    return history
+    def maximum_log_likelihood_objective(self, data: RegressionData) -> tf.Tensor:
+        X, Y = data
+        labels = tf.reshape(tf.cast(Y, tf.int32), [-1])
+        logits = self.logits(X, training=True)
+        return -tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
 
-
-def network_logits(model: SVDKL, head: Optional[tf_keras.layers.Layer], X: tf.Tensor) -> tf.Tensor:
-    H = model.feature_extractor(X, training=True)
-    return H if head is None else head(H)
+    def predict_proba(self, X: np.ndarray, batch_size: int = 2048) -> np.ndarray:
+        fn = tf.function(lambda x: tf.nn.softmax(self.logits(x)), reduce_retracing=True)
+        return np.concatenate([fn(tf.constant(X[i : i + batch_size])).numpy() for i in range(0, len(X), batch_size)])
 
 
 def pretrain_and_fit(
@@ -422,8 +392,9 @@ def pretrain_and_fit(
     validation_data: Optional[Tuple[np.ndarray, np.ndarray]] = None,
     num_predict_samples: int = 16,
     seed: int = 0,
+    logdir: Optional[str] = None,
     progress: bool = False,
-    joint_fit: Optional[Any] = None,
+    fit_kwargs: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]:
     """Section 5 in one call: DNN with softmax head → GP layer on its frozen features → joint.
 
@@ -431,76 +402,71 @@ def pretrain_and_fit(
        Q = C, as in the paper; otherwise through a linear head) — the **DNN** baseline.
     2. The bounded scaling is adapted to the features, and the GP layer (q(u), kernels, A) is fit
        with the network frozen — the **DNN+GP** baseline.
-    3. All parameters are trained jointly through the bound of eq. 4 — **SV-DKL**.
+    3. All parameters, network weights included, are trained jointly through the bound of
+       eq. 4 — **SV-DKL**.
 
-    ``joint_fit(model, data, epochs, batch_size, learning_rate)`` may replace the joint stage's
-    loop (e.g. ``gpflow_ext.training.fit``). With ``validation_data`` each stage's accuracy and
-    NLP are returned under ``"dnn"``, ``"dnn_gp"``, ``"svdkl"``.
+    Every stage runs through ``gpflow_ext.training.fit`` (TensorBoard under
+    ``logdir/{network,gp,joint}``; ``fit_kwargs`` go to the joint stage, e.g. ``metrics``).
+    With ``validation_data`` each stage's accuracy and NLP are returned under ``"dnn"``,
+    ``"dnn_gp"``, ``"svdkl"``; the fit histories under ``"*_history"``.
     """
+    from ..training import fit  # local import: training imports models lazily too
+
     X, Y = validate_classification_data(*data, model.num_classes, model.input_shape, name="data")
     if validation_data is not None:
         Xv, Yv = validate_classification_data(
             *validation_data, model.num_classes, model.input_shape, name="validation_data"
         )
     for name, value in (("network_epochs", network_epochs), ("gp_epochs", gp_epochs), ("joint_epochs", joint_epochs)):
-        if not isinstance(value, (int, np.integer)) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError(f"{name} must be a non-negative int, got {value!r}")
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    Y_col = Y.astype(np.float64)[:, None]
+    batch_size = int(min(batch_size, len(X)))
+    train_data = (X, Y[:, None])
+    common = dict(batch_size=batch_size, seed=seed, progress=progress, exact_random_resume=False, log_parameters=False)
+
+    def stage_logdir(stage):
+        return None if logdir is None else str(Path(logdir) / stage)
+
     out: Dict[str, Any] = {}
 
-    # 1. network + softmax head
+    # 1. network + softmax head (the DNN baseline)
     head = None
     if model.num_features != model.num_classes:
         head = tf_keras.layers.Dense(model.num_classes, dtype=model.feature_extractor.dtype, name="softmax_head")
         head.build((None, model.num_features))
-
-    def network_loss(batch):
-        xb, yb = batch
-        logits = tf.cast(network_logits(model, head, xb), tf.float64)
-        labels = tf.cast(yb[:, 0], tf.int32)
-        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
-
-    net_vars = model.network_variables() + (head.trainable_variables if head is not None else [])
+    network = SoftmaxNetwork(model.feature_extractor, head)
     if network_epochs > 0:
-        out["network_history"] = train(
-            network_loss, net_vars, (X, Y_col), epochs=network_epochs, batch_size=batch_size,
-            learning_rate=network_learning_rate, seed=seed, progress=progress, name="network",
+        out["network_history"] = fit(
+            network, train_data, epochs=network_epochs, learning_rate=network_learning_rate,
+            logdir=stage_logdir("network"), **common,
         )
     if validation_data is not None:
-        logits = np.concatenate(
-            [
-                tf.cast(network_logits(model, head, tf.constant(Xv[i : i + 2048])), tf.float64).numpy()
-                for i in range(0, len(Xv), 2048)
-            ]
-        )
-        out["dnn"] = classification_metrics(tf.nn.softmax(logits).numpy(), Yv)
+        out["dnn"] = classification_metrics(network.predict_proba(Xv), Yv)
 
-    # 2. GP layer on frozen features
+    # 2. GP layer on the frozen network's features (DNN+GP)
     sample = X[np.random.default_rng(seed).permutation(len(X))[:10_000]]
     H = np.concatenate(
         [model.raw_features(tf.constant(sample[i : i + 2048])).numpy() for i in range(0, len(sample), 2048)]
     )
     model.scaling.adapt(H)
-    loss = lambda batch: -model.elbo(batch)  # noqa: E731
     if gp_epochs > 0:
-        out["gp_history"] = train(
-            loss, model.gp_variables(), (X, Y_col), epochs=gp_epochs, batch_size=batch_size,
-            learning_rate=gp_learning_rate, seed=seed + 1, progress=progress, name="gp layer",
+        out["gp_history"] = fit(
+            model, train_data, epochs=gp_epochs, learning_rate=gp_learning_rate,
+            variables=model.gp_variables(), logdir=stage_logdir("gp"), **common,
         )
     if validation_data is not None:
         out["dnn_gp"] = model.evaluate(Xv, Yv, num_samples=num_predict_samples)
 
-    # 3. joint
+    # 3. everything jointly (SV-DKL)
     if joint_epochs > 0:
-        if joint_fit is not None:
-            out["joint_history"] = joint_fit(model, (X, Y_col), joint_epochs, batch_size, joint_learning_rate)
-        else:
-            out["joint_history"] = train(
-                loss, model.trainable_variables, (X, Y_col), epochs=joint_epochs, batch_size=batch_size,
-                learning_rate=joint_learning_rate, seed=seed + 2, progress=progress, name="joint",
-            )
+        kwargs = dict(common)
+        kwargs.update(fit_kwargs or {})
+        out["joint_history"] = fit(
+            model, train_data, epochs=joint_epochs, learning_rate=joint_learning_rate,
+            logdir=stage_logdir("joint"), **kwargs,
+        )
     if validation_data is not None:
         out["svdkl"] = model.evaluate(Xv, Yv, num_samples=num_predict_samples)
     return out
