@@ -9,8 +9,10 @@ implementations with GPflow's dispatchers.
 """
 from . import config
 from . import covariances
+from . import data
 from . import inducing_variables
 from . import likelihoods
+from . import metrics
 from . import models
 from . import training
 from . import variational
