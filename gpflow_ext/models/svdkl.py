@@ -434,7 +434,7 @@ def pretrain_and_fit(
     # 1. network + softmax head (the DNN baseline)
     head = None
     if model.num_features != model.num_classes:
-        head = tf_keras.layers.Dense(model.num_classes, dtype=model.feature_extractor.dtype, name="softmax_head")
+        head = tf_keras.layers.Dense(model.num_classes, dtype=gpflow.default_float(), name="softmax_head")
         head.build((None, model.num_features))
     network = SoftmaxNetwork(model.feature_extractor, head)
     if network_epochs > 0:
