@@ -1,3 +1,4 @@
-"""Kuu/Kuf registrations with GPflow's dispatchers for the new inducing variables."""
+from . import grid
 from . import subspace
+"""Kuu/Kuf registrations with GPflow's dispatchers for the new inducing variables."""
 from .subspace import Kff, project_inputs, to_input_tensor

@@ -15,3 +15,4 @@ from .mnist import downscale, read_idx, read_mnist_csv, read_mnist_images, read_
 from .movielens import Items, Ratings, Users, ratings_matrix, read_genres, read_items, read_ratings, read_users
 from .uci import TabularData, connect4_one_hot, read_adult, read_connect4_pmlb, read_connect4_uci
 from .xmc import MultiLabelData, load_xmc_split, read_mulan_arff, read_mulan_labels, read_xmc_split, read_xmc_text, write_xmc_text
+from . import uci_extra

@@ -1,2 +1,4 @@
+from . import grid
 """Inducing variables: subspace inducing inputs Z = A X̃."""
 from .subspace import SubspaceInducingPoints, subspace_basis
+from .grid import BoundedScaling, GridInducingPoints

@@ -1,3 +1,4 @@
+from . import kronecker
 """Variational q(u) families."""
 from .preconditioned import (
     PreconditionedGaussian,
@@ -5,3 +6,4 @@ from .preconditioned import (
     preconditioned_kl,
     preconditioned_mean_and_covariance,
 )
+from .kronecker import KroneckerGaussian

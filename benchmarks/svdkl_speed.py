@@ -1,0 +1,158 @@
+"""SV-DKL speed, all in one run (ratios; medians of compiled training steps):
+
+1. SV-DKL training step vs the plain network's step at the same batch (target <= 1.3x);
+2. SV-DKL step at m grid points per GP for m = 70 ... 2000, relative to m = 70 (target <= 1.5x at
+   m = 2000; the paper's Figure 2c-d), beside the SVGP-style GP layer with ordinary inducing points
+   on the same features (GPflow's Kuu/Kuf/gauss_kl, cost O(m^3 + B m^2));
+3. GPyTorch's SV-DKL (GridInterpolationVariationalStrategy, CPU torch, float64) on the same sizes,
+   run in a subprocess with ``$GPFLOW_EXT_PEERS_PYTHON`` (default /work/peers/bin/python).
+
+    python benchmarks/svdkl_speed.py [--batch-size 4096] [--grid-sizes 70,500,2000] [--output results.json]
+
+Network d-1000-1000-500-50-c (Adult-like d = 108, c = 2, one GP per output feature).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import gpflow  # noqa: E402
+from gpflow.keras import tf_keras  # noqa: E402
+
+from gpflow_ext.models import SVDKL  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_PEERS = "/work/peers/bin/python"
+
+
+def build_network(d, c, hidden):
+    tf_keras.utils.set_random_seed(0)
+    f = gpflow.default_float()
+    layers = [tf_keras.Input((d,), dtype=f)]
+    layers += [tf_keras.layers.Dense(h, activation="relu", dtype=f) for h in hidden]
+    layers += [tf_keras.layers.Dense(c, dtype=f)]
+    return tf_keras.Sequential(layers)
+
+
+def median_step_seconds(step, repeats):
+    for _ in range(2):  # trace + warm up
+        step()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        float(step())
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def make_step(loss_fn, variables):
+    optimizer = tf_keras.optimizers.Adam(1e-3)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = loss_fn()
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    return step
+
+
+def peers_python():
+    path = os.environ.get("GPFLOW_EXT_PEERS_PYTHON", DEFAULT_PEERS)
+    return path if Path(path).exists() else None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch-size", type=int, default=4096)
+    parser.add_argument("--input-dim", type=int, default=108)
+    parser.add_argument("--num-classes", type=int, default=2)
+    parser.add_argument("--hidden", default="1000,1000,500,50")
+    parser.add_argument("--grid-sizes", default="70,500,2000")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--skip-peer", action="store_true")
+    parser.add_argument("--output", type=Path, default=None)
+    args = parser.parse_args(argv)
+    hidden = [int(h) for h in args.hidden.split(",") if h]
+    sizes = [int(m) for m in args.grid_sizes.split(",")]
+    B, d, c = args.batch_size, args.input_dim, args.num_classes
+    rng = np.random.default_rng(0)
+    X = tf.constant(rng.normal(size=(B, d)))
+    Y = tf.constant(rng.integers(0, c, size=(B, 1)))
+    results = {"batch_size": B, "input_dim": d, "num_classes": c, "hidden": hidden, "grid_sizes": sizes}
+
+    net = build_network(d, c, hidden)
+    labels = tf.cast(Y[:, 0], tf.int32)
+    net_step = make_step(
+        lambda: tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=net(X, training=True))),
+        net.trainable_variables,
+    )
+    results["network_s"] = median_step_seconds(net_step, args.repeats)
+    print(f"plain network step (B={B}): {results['network_s'] * 1e3:.1f} ms")
+
+    for inducing in ("grid", "points"):
+        results[inducing] = {}
+        for m in sizes:
+            model = SVDKL(build_network(d, c, hidden), c, num_data=100_000, inducing=inducing,
+                          grid_size=m, num_inducing=m)
+            step = make_step(lambda model=model: model.training_loss((X, Y)), model.trainable_variables)
+            seconds = median_step_seconds(step, args.repeats)
+            results[inducing][str(m)] = seconds
+            print(f"{'SV-DKL grid' if inducing == 'grid' else 'SVGP-style points'} m={m}: {seconds * 1e3:.1f} ms "
+                  f"({seconds / results['network_s']:.2f}x network)")
+
+    python = None if args.skip_peer else peers_python()
+    if python is None and not args.skip_peer:
+        print("GPyTorch peer skipped: create the venv with `python -m venv peers && peers/bin/pip install -r "
+              "benchmarks/requirements-peers.txt` and set GPFLOW_EXT_PEERS_PYTHON=peers/bin/python")
+    if python is not None:
+        cfg = dict(input_dim=d, num_classes=c, batch_size=B, hidden=hidden, repeats=args.repeats,
+                   grid_sizes=sizes, num_data=100_000)
+        proc = subprocess.run([python, str(HERE / "svdkl_gpytorch_peer.py"), json.dumps(cfg)],
+                              capture_output=True, text=True, timeout=3600)
+        if proc.returncode != 0:
+            print("GPyTorch peer failed:\n" + proc.stderr[-2000:])
+        else:
+            results["gpytorch"] = json.loads(proc.stdout.strip().splitlines()[-1])
+
+    m0, m1 = str(sizes[0]), str(sizes[-1])
+    print(f"\nSV-DKL step time, batch {B}, network {d}-{'-'.join(map(str, hidden))}-{c} (median of {args.repeats}):")
+    print(f"{'':28s}{'gpflow_ext':>12s}{'gpytorch':>12s}")
+    gp = results.get("gpytorch")
+    print(f"{'plain network [ms]':28s}{results['network_s'] * 1e3:12.1f}{(gp['network'] * 1e3 if gp else float('nan')):12.1f}")
+    for m in sizes:
+        print(f"{'SV-DKL m=' + str(m) + ' [ms]':28s}{results['grid'][str(m)] * 1e3:12.1f}"
+              f"{(gp['svdkl'][str(m)] * 1e3 if gp else float('nan')):12.1f}")
+    for m in sizes:
+        print(f"{'SVGP-style m=' + str(m) + ' [ms]':28s}{results['points'][str(m)] * 1e3:12.1f}")
+    ratios = {
+        "svdkl_over_network_at_m%s" % m0: results["grid"][m0] / results["network_s"],
+        "svdkl_m%s_over_m%s" % (m1, m0): results["grid"][m1] / results["grid"][m0],
+        "svgp_points_m%s_over_m%s" % (m1, m0): results["points"][m1] / results["points"][m0],
+    }
+    if gp:
+        ratios["gpytorch_svdkl_m%s_over_m%s" % (m1, m0)] = gp["svdkl"][m1] / gp["svdkl"][m0]
+        ratios["gpytorch_over_gpflow_ext_svdkl_m%s" % m0] = gp["svdkl"][m0] / results["grid"][m0]
+        ratios["gpytorch_over_gpflow_ext_svdkl_m%s" % m1] = gp["svdkl"][m1] / results["grid"][m1]
+    results["ratios"] = ratios
+    for k, v in ratios.items():
+        print(f"  {k}: {v:.2f}x")
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(results, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""Shared pieces of the SV-DKL experiments: networks, the DNN / DNN+GP / SV-DKL run, Figure 3."""
+import io
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+try:  # run as a script or imported from tests
+    from experiments import common  # noqa: F401
+except ImportError:  # pragma: no cover
+    import common  # type: ignore  # noqa: F401
+
+import gpflow
+import tensorflow as tf
+from gpflow.keras import tf_keras
+
+from gpflow_ext.models import SVDKL, pretrain_and_fit
+
+F64 = gpflow.default_float()
+
+
+def build_mlp(input_dim: int, num_outputs: int, hidden: Sequence[int] = (1000, 1000, 500, 50), seed: int = 0):
+    """The paper's fully connected d-1000-1000-500-50-c ReLU network (Section 5.1/5.2)."""
+    tf_keras.utils.set_random_seed(seed)
+    layers = [tf_keras.Input((input_dim,), dtype=F64)]
+    layers += [tf_keras.layers.Dense(h, activation="relu", dtype=F64) for h in hidden]
+    layers += [tf_keras.layers.Dense(num_outputs, dtype=F64)]
+    return tf_keras.Sequential(layers, name="mlp")
+
+
+def build_lenet(num_outputs: int = 10, seed: int = 0, input_shape=(28, 28, 1)):
+    """Caffe's LeNet for MNIST: conv20(5) - pool - conv50(5) - pool - fc500 - fc c."""
+    tf_keras.utils.set_random_seed(seed)
+    return tf_keras.Sequential(
+        [
+            tf_keras.Input(input_shape, dtype=F64),
+            tf_keras.layers.Conv2D(20, 5, dtype=F64),
+            tf_keras.layers.MaxPooling2D(2, dtype=F64),
+            tf_keras.layers.Conv2D(50, 5, dtype=F64),
+            tf_keras.layers.MaxPooling2D(2, dtype=F64),
+            tf_keras.layers.Flatten(dtype=F64),
+            tf_keras.layers.Dense(500, activation="relu", dtype=F64),
+            tf_keras.layers.Dense(num_outputs, dtype=F64),
+        ],
+        name="lenet",
+    )
+
+
+def standardise(train: np.ndarray, *others: np.ndarray):
+    """Zero-mean unit-variance columns using the training statistics (constant columns left at 0)."""
+    mean = train.mean(0)
+    std = train.std(0)
+    std[std == 0] = 1.0
+    return [(a - mean) / std for a in (train,) + others]
+
+
+def run_three_way(
+    network,
+    num_classes: int,
+    train: tuple,
+    test: tuple,
+    *,
+    network_epochs: int,
+    gp_epochs: int,
+    joint_epochs: int,
+    batch_size: int,
+    grid_size: int = 64,
+    network_learning_rate: float = 1e-3,
+    gp_learning_rate: float = 1e-2,
+    joint_learning_rate: float = 1e-4,
+    logdir: Optional[Path] = None,
+    seed: int = 0,
+    progress: bool = True,
+):
+    """DNN, DNN+GP (GP on the frozen pre-trained features) and SV-DKL in one run (Section 5)."""
+    model = SVDKL(network, num_classes, num_data=len(train[0]), grid_size=grid_size)
+    t0 = time.perf_counter()
+    out = pretrain_and_fit(
+        model,
+        train,
+        network_epochs=network_epochs,
+        gp_epochs=gp_epochs,
+        joint_epochs=joint_epochs,
+        batch_size=batch_size,
+        network_learning_rate=network_learning_rate,
+        gp_learning_rate=gp_learning_rate,
+        joint_learning_rate=joint_learning_rate,
+        validation_data=test,
+        seed=seed,
+        logdir=None if logdir is None else str(logdir),
+        progress=progress,
+    )
+    seconds = time.perf_counter() - t0
+    timing = {
+        stage: float(np.median(out[f"{stage}_history"].seconds_per_epoch))
+        for stage in ("network", "gp", "joint")
+        if f"{stage}_history" in out
+    }
+    return model, out, seconds, timing
+
+
+def figure3(model: SVDKL, X_test: np.ndarray, y_test: np.ndarray, path: Path, per_class: int = 50, seed: int = 0):
+    """Figure 3: the learned deep-kernel covariance on test points sorted by class, and A."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(seed)
+    picked = np.concatenate(
+        [rng.permutation(np.flatnonzero(y_test == c))[:per_class] for c in range(model.num_classes)]
+    )
+    K = model.deep_kernel(X_test[picked])
+    A = model.likelihood.mixing.numpy()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5))
+    im = axes[0].imshow(K, cmap="viridis")
+    axes[0].set_title("deep kernel on test points (sorted by class)")
+    bounds = np.cumsum([np.sum(y_test[picked] == c) for c in range(model.num_classes)])[:-1]
+    for b in bounds:
+        axes[0].axhline(b - 0.5, color="w", lw=0.5)
+        axes[0].axvline(b - 0.5, color="w", lw=0.5)
+    fig.colorbar(im, ax=axes[0], fraction=0.046)
+    im2 = axes[1].imshow(A, cmap="RdBu_r", vmin=-np.abs(A).max(), vmax=np.abs(A).max())
+    axes[1].set_title("mixing matrix A [C, J]")
+    axes[1].set_xlabel("GP j")
+    axes[1].set_ylabel("class c")
+    fig.colorbar(im2, ax=axes[1], fraction=0.046)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    path.write_bytes(buf.getvalue())
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def image_to_tensorboard(png: bytes, logdir: Path, name: str, step: int = 0) -> None:
+    writer = tf.summary.create_file_writer(str(Path(logdir) / "figures"))
+    with writer.as_default():
+        tf.summary.image(name, tf.image.decode_png(png, channels=4)[None], step=step)
+    writer.flush()
+
+
+def result_rows(dataset: str, out: Dict[str, Any], paper_acc: Dict[str, float], paper_nlp: Dict[str, float],
+                dnn_name: str = "DNN") -> List[Dict[str, Any]]:
+    rows = []
+    for key, name in (("dnn", dnn_name), ("dnn_gp", f"{dnn_name}+GP"), ("svdkl", "SV-DKL")):
+        rows.append(
+            {
+                "dataset": dataset,
+                "model": name,
+                "accuracy": out[key]["accuracy"],
+                "paper_accuracy": paper_acc.get(name),
+                "nlp": out[key]["nlp"],
+                "paper_nlp": paper_nlp.get(name),
+            }
+        )
+    return rows

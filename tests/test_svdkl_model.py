@@ -1,0 +1,208 @@
+"""SVDKL model: mixed softmax, bound of eq. 4 (unbiased MC), gradients, pretraining, bad input."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import gpflow
+from gpflow.keras import tf_keras
+from gpflow.kullback_leiblers import gauss_kl
+from gpflow_ext.inducing_variables.grid import interpolation_matrix
+from gpflow_ext.likelihoods import MixedSoftmax
+from gpflow_ext.models import SVDKL, pretrain_and_fit
+from gpflow_ext.variational.kronecker import dense_kron
+
+F64 = gpflow.default_float()
+
+
+def _net(d_in=5, q=3, seed=0):
+    tf_keras.utils.set_random_seed(seed)
+    return tf_keras.Sequential(
+        [
+            tf_keras.Input((d_in,), dtype=F64),
+            tf_keras.layers.Dense(8, activation="relu", dtype=F64),
+            tf_keras.layers.Dense(q, dtype=F64),
+        ]
+    )
+
+
+def _data(rng, n=40, d_in=5, c=3):
+    X = rng.normal(size=(n, d_in))
+    Y = rng.integers(0, c, size=n)
+    return X, Y
+
+
+def test_mixed_softmax_probabilities(rng):
+    A = rng.normal(size=(4, 3))
+    lik = MixedSoftmax(4, 3, mixing=A)
+    F = rng.normal(size=(6, 3))
+    Y = rng.integers(0, 4, size=(6, 1)).astype(float)
+    scores = F @ A.T
+    p = np.exp(scores) / np.exp(scores).sum(1, keepdims=True)  # eq. 1
+    np.testing.assert_allclose(lik.conditional_mean(None, tf.constant(F)).numpy(), p, rtol=1e-12)
+    np.testing.assert_allclose(
+        lik.log_prob(None, tf.constant(F), tf.constant(Y)).numpy(),
+        np.log(p[np.arange(6), Y[:, 0].astype(int)]),
+        rtol=1e-12,
+    )
+    np.testing.assert_array_equal(MixedSoftmax(3).mixing.numpy(), np.eye(3))  # A starts at I
+    with pytest.raises(ValueError, match="mixing"):
+        MixedSoftmax(3, 2, mixing=np.eye(3))
+    with pytest.raises(ValueError, match="num_classes"):
+        MixedSoftmax(1)
+
+
+@pytest.mark.parametrize("whiten", [True, False])
+def test_latent_samples_match_dense_interpolated_moments(rng, whiten):
+    """f = W u: sample moments equal W E[u], diag(W S Wᵀ) built densely."""
+    model = SVDKL(_net(), 3, num_data=100, grid_size=12, whiten=whiten)
+    model.q.q_mu.assign(rng.normal(size=(3, 12)))
+    X, _ = _data(rng, n=7)
+    H = model.features(tf.constant(X))
+    tf.random.set_seed(1)
+    F = model.latent_samples(H, 100_000).numpy()  # [T, B, J]
+    chols = [tf.linalg.cholesky(K) for K in model.prior_factors()] if whiten else None
+    for j in range(3):
+        W = tf.sparse.to_dense(interpolation_matrix(model.inducing_variable, H.numpy()[:, j : j + 1])).numpy()
+        mu = model.q.q_mu.numpy()[j]
+        L = model.q.q_sqrt_factors[0].numpy()[j]
+        if whiten:
+            R = chols[0].numpy()[j]
+            mu, L = R @ mu, R @ L
+        S = L @ L.T
+        np.testing.assert_allclose(F[:, :, j].mean(0), W @ mu, atol=0.02)
+        np.testing.assert_allclose(F[:, :, j].var(0), np.diag(W @ S @ W.T), rtol=0.03, atol=1e-3)
+
+
+def test_model_kl_equals_dense_gauss_kl(rng):
+    model = SVDKL(_net(), 3, num_data=100, grid_size=10, whiten=False)
+    model.q.q_mu.assign(rng.normal(size=(3, 10)))
+    Ks = [gpflow.covariances.Kuu(model.inducing_variable, k, jitter=model.jitter) for k in model.kernel.kernels]
+    S = model.q.covariance()
+    ref = sum(
+        gauss_kl(model.q.q_mu[j][:, None], tf.linalg.cholesky(S[j])[None], Ks[j]).numpy() for j in range(3)
+    )
+    np.testing.assert_allclose(model.prior_kl().numpy(), ref, rtol=1e-8)
+
+
+@pytest.mark.parametrize("inducing", ["grid", "points"])
+def test_minibatch_bound_is_unbiased(rng, inducing):
+    """eq. 4 with T = 1 averaged over many draws == the many-sample estimate (within 4 s.e.)."""
+    X, Y = _data(rng, n=30)
+    model = SVDKL(_net(), 3, num_data=300, grid_size=12, inducing=inducing, num_samples=1)
+    model.q_mu.assign(rng.normal(size=model.q_mu.shape)) if inducing == "points" else model.q.q_mu.assign(
+        rng.normal(size=(3, 12))
+    )
+    data = (tf.constant(X), tf.constant(Y[:, None].astype(float)))
+    elbo1 = tf.function(lambda: model.elbo(data))
+    tf.random.set_seed(2)
+    draws = np.array([elbo1().numpy() for _ in range(200)])
+    reference = (
+        300 / 30 * model.expected_log_likelihood(data, num_samples=20_000) - model.prior_kl()
+    ).numpy()
+    se = draws.std() / np.sqrt(len(draws))
+    assert abs(draws.mean() - reference) < 4 * se + 1e-9, (draws.mean(), reference, se)
+    assert draws.std() > 0  # it really is stochastic
+
+
+@pytest.mark.parametrize("inducing", ["grid", "points"])
+def test_gradients_reach_every_parameter(rng, inducing):
+    X, Y = _data(rng)
+    model = SVDKL(_net(), 3, num_data=40, grid_size=10, inducing=inducing)
+    q_mu = model.q_mu if inducing == "points" else model.q.q_mu
+    q_mu.assign(rng.normal(size=q_mu.shape))  # at q(u) = p(u) an SE GP's f ignores its input
+    data = (tf.constant(X), tf.constant(Y[:, None].astype(float)))
+    with tf.GradientTape() as tape:
+        loss = model.training_loss(data)
+    net_vars = model.network_variables()
+    assert len(net_vars) == 4
+    grads = tape.gradient(loss, model.trainable_variables)
+    names = [v.name for v in model.trainable_variables]
+    assert all(g is not None for g in grads), [n for n, g in zip(names, grads) if g is None]
+    assert all(np.all(np.isfinite(g.numpy())) for g in grads)
+    trainable_ids = {id(v) for v in model.trainable_variables}
+    assert all(id(v) in trainable_ids for v in net_vars)  # the network is trained jointly
+    with tf.GradientTape() as tape2:
+        loss = model.training_loss(data)
+    net_grads = tape2.gradient(loss, net_vars + [model.likelihood.mixing.unconstrained_variable])
+    assert all(np.any(g.numpy() != 0) for g in net_grads)
+
+
+def test_pretrain_and_fit_runs_three_stages_and_freezes_network_in_gp_stage(rng):
+    X, Y = _data(rng, n=60)
+    model = SVDKL(_net(), 3, num_data=60, grid_size=10)
+    net_ids = {id(v) for v in model.network_variables()}
+    gp_vars = model.gp_variables()
+    assert not any(id(v) in net_ids for v in gp_vars)  # DNN+GP stage: the network is frozen
+    assert len(gp_vars) + len(net_ids) == len(model.trainable_variables)
+    out = pretrain_and_fit(
+        model, (X, Y), network_epochs=1, gp_epochs=1, joint_epochs=1, batch_size=20, validation_data=(X, Y)
+    )
+    assert set(["dnn", "dnn_gp", "svdkl"]) <= set(out)
+    assert all(0.0 <= out[k]["accuracy"] <= 1.0 and np.isfinite(out[k]["nlp"]) for k in ("dnn", "dnn_gp", "svdkl"))
+    P = model.predict_proba(X, num_samples=4)
+    assert P.shape == (60, 3)
+    np.testing.assert_allclose(P.sum(1), 1.0, atol=1e-10)
+    K = model.deep_kernel(X[:5])
+    assert K.shape == (5, 5) and np.all(np.linalg.eigvalsh(K) > -1e-8)
+
+
+def test_head_is_used_when_features_differ_from_classes(rng):
+    X, Y = _data(rng, n=30, c=4)
+    model = SVDKL(_net(q=2), 4, num_data=30, grid_size=8)
+    assert model.num_gps == 2 and model.likelihood.mixing.shape == (4, 2)
+    out = pretrain_and_fit(model, (X, Y), network_epochs=1, gp_epochs=0, joint_epochs=0, batch_size=10,
+                           validation_data=(X, Y))
+    assert np.isfinite(out["dnn"]["nlp"]) and np.isfinite(out["dnn_gp"]["nlp"])
+
+
+def test_feature_groups_two_dimensional_kernels(rng):
+    X, Y = _data(rng, n=20)
+    model = SVDKL(_net(q=4), 3, num_data=20, feature_groups=[[0, 1], [2, 3]], grid_size=8)
+    assert model.input_dim == 2 and model.q.grid_sizes == (8, 8)
+    data = (tf.constant(X), tf.constant(Y[:, None].astype(float)))
+    assert np.isfinite(model.training_loss(data).numpy())
+
+
+def test_bad_input(rng):
+    with pytest.raises(TypeError, match="tf_keras"):
+        SVDKL(lambda x: x, 3, num_data=10)
+    with pytest.raises(ValueError, match="num_classes"):
+        SVDKL(_net(), 1, num_data=10)
+    with pytest.raises(ValueError, match="num_data"):
+        SVDKL(_net(), 3, num_data=0)
+    with pytest.raises(ValueError, match="out of range"):
+        SVDKL(_net(), 3, num_data=10, feature_groups=[[0], [5]])
+    with pytest.raises(ValueError, match="same size"):
+        SVDKL(_net(), 3, num_data=10, feature_groups=[[0], [1, 2]])
+    with pytest.raises(ValueError, match="inducing"):
+        SVDKL(_net(), 3, num_data=10, inducing="grids")
+    model = SVDKL(_net(), 3, num_data=10, grid_size=8)
+    X, Y = _data(rng, n=10)
+    with pytest.raises(ValueError, match="labels must be in"):
+        model.evaluate(X, Y + 3)
+    with pytest.raises(ValueError, match="NaN"):
+        model.evaluate(np.full_like(X, np.nan), Y)
+    with pytest.raises(ValueError, match="rows"):
+        model.evaluate(X, Y[:5])
+    with pytest.raises(ValueError, match="expects"):
+        model.evaluate(X[:, :3], Y)
+    with pytest.raises(ValueError, match="empty"):
+        pretrain_and_fit(model, (X[:0], Y[:0]))
+    with pytest.raises(ValueError, match="gp_epochs"):
+        pretrain_and_fit(model, (X, Y), gp_epochs=-1)
+
+
+@pytest.mark.parametrize("whiten", [True, False])
+def test_points_option_matches_gpflow_conditional(rng, whiten):
+    from gpflow.conditionals import conditional
+
+    model = SVDKL(_net(), 3, num_data=10, num_inducing=7, inducing="points", whiten=whiten)
+    model.q_mu.assign(rng.normal(size=(7, 3)))
+    model.jitter = gpflow.config.default_jitter()  # the jitter GPflow's conditional uses
+    H = model.features(tf.constant(_data(rng, n=9)[0]))
+    mean, var = model.points_conditional(H)
+    ref_mean, ref_var = conditional(
+        H, model.inducing_variable, model.kernel, model.q_mu, q_sqrt=model.q_sqrt, white=whiten
+    )
+    np.testing.assert_allclose(mean.numpy(), ref_mean.numpy(), atol=1e-10)
+    np.testing.assert_allclose(var.numpy(), ref_var.numpy(), atol=1e-8)
