@@ -7,6 +7,8 @@
 Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior_kl``
 implementations with GPflow's dispatchers.
 """
+from . import bijectors
 from . import config
+from . import models
 
 __version__ = "0.1.0"

@@ -1,0 +1,2 @@
+"""Models built from GPflow pieces."""
+from .gplvf import GPLVF
