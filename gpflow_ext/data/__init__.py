@@ -1,0 +1,17 @@
+"""Readers for the real dataset formats, a verified download path, and one loader per dataset.
+
+``load_bibtex``, ``load_movielens``, ``load_mnist``, ``load_adult``, ``load_connect4`` look in
+``data_dir`` (default ``$GPFLOW_EXT_DATA``), then the cache (``gpflow_ext.config.cache_dir()``), then
+download the public originals with checksum checks. ``load_digits`` needs no download at all.
+All return numpy arrays or ``scipy.sparse.csr_matrix`` (sparse data is never densified).
+"""
+from . import digits, loaders, mnist, movielens, uci, xmc
+from ._io import DataFormatError
+from .digits import ClassificationSplit, load_digits
+from .download import REGISTRY, ChecksumError, RemoteFile
+from .download import dataset_folder, download, verify_file  # the function download(name, ...)
+from .loaders import MovieLens, load_adult, load_bibtex, load_connect4, load_mnist, load_movielens, locate
+from .mnist import downscale, read_idx, read_mnist_csv, read_mnist_images, read_mnist_labels
+from .movielens import Items, Ratings, Users, ratings_matrix, read_genres, read_items, read_ratings, read_users
+from .uci import TabularData, connect4_one_hot, read_adult, read_connect4_pmlb, read_connect4_uci
+from .xmc import MultiLabelData, load_xmc_split, read_mulan_arff, read_mulan_labels, read_xmc_split, read_xmc_text, write_xmc_text

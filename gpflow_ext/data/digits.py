@@ -1,0 +1,29 @@
+"""scikit-learn's bundled 8x8 digits: the no-download default dataset."""
+from typing import NamedTuple
+
+import numpy as np
+
+
+class ClassificationSplit(NamedTuple):
+    X_train: np.ndarray  # [N_train, D] float64
+    y_train: np.ndarray  # [N_train] int64
+    X_test: np.ndarray  # [N_test, D] float64
+    y_test: np.ndarray  # [N_test] int64
+
+
+def load_digits(test_fraction: float = 0.25, seed: int = 0, scale: bool = True) -> ClassificationSplit:
+    """The 1797 8x8 digits shipped with scikit-learn, split into train/test (stratified, seeded).
+
+    :param test_fraction: share of the points held out, in (0, 1).
+    :param scale: divide the 0..16 pixel counts by 16 so features lie in [0, 1].
+    """
+    from sklearn.datasets import load_digits as sklearn_load_digits
+    from sklearn.model_selection import train_test_split
+
+    if not 0.0 < test_fraction < 1.0:
+        raise ValueError(f"test_fraction must lie in (0, 1), got {test_fraction}")
+    bunch = sklearn_load_digits()
+    X = bunch.data.astype(np.float64) / (16.0 if scale else 1.0)  # [1797, 64]
+    y = bunch.target.astype(np.int64)  # [1797]
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=test_fraction, random_state=seed, stratify=y)
+    return ClassificationSplit(X_train, y_train, X_test, y_test)

