@@ -10,5 +10,6 @@ implementations with GPflow's dispatchers.
 from . import bijectors
 from . import config
 from . import models
+from . import training
 
 __version__ = "0.1.0"

@@ -1,0 +1,7 @@
+"""One training loop for every GPflow model: :func:`fit` (see its docstring)."""
+from .checks import NonFiniteObjectiveError
+from .data import ArrayData, minibatch_dataset
+from .fit import fit
+from .history import History
+
+__all__ = ["fit", "History", "NonFiniteObjectiveError", "ArrayData", "minibatch_dataset"]

@@ -1,0 +1,139 @@
+"""tf.data input pipelines for :func:`gpflow_ext.training.fit`.
+
+The data live once in memory as tensors (dense arrays, or CSR as three vectors ``indptr``,
+``indices``, ``values``). A ``tf.data`` pipeline produces shuffled *row-index* batches and gathers
+the rows: dense rows with ``tf.gather``; sparse rows straight from the CSR vectors into a
+``tf.SparseTensor`` (the matrix is never densified, the cost is O(nnz of the batch)).
+
+Shuffling is stateless and keyed by ``(seed, epoch)``, so epoch ``e`` sees the same order whether
+training ran uninterrupted or was resumed from a checkpoint.
+"""
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import scipy.sparse as sp
+import tensorflow as tf
+
+Batch = Tuple[Union[tf.Tensor, tf.SparseTensor], ...]
+
+
+@dataclass(frozen=True)
+class CSRTensors:
+    """A scipy CSR matrix held as TF vectors (sorted column indices within each row)."""
+
+    indptr: tf.Tensor  # [N + 1] int64
+    indices: tf.Tensor  # [nnz] int64
+    values: tf.Tensor  # [nnz]
+    num_columns: int
+
+    @classmethod
+    def from_scipy(cls, matrix: sp.csr_matrix, dtype: tf.DType) -> "CSRTensors":
+        matrix = sp.csr_matrix(matrix, copy=True)
+        matrix.sum_duplicates()  # canonical: sorted indices, no duplicates
+        return cls(
+            indptr=tf.constant(matrix.indptr, dtype=tf.int64),
+            indices=tf.constant(matrix.indices, dtype=tf.int64),
+            values=tf.constant(matrix.data, dtype=dtype),
+            num_columns=int(matrix.shape[1]),
+        )
+
+    def gather_rows(self, rows: tf.Tensor) -> tf.SparseTensor:
+        """Rows ``rows`` ([B] int64) as a ``tf.SparseTensor`` [B, D] in canonical (row-major) order."""
+        starts = tf.gather(self.indptr, rows)  # [B]
+        limits = tf.gather(self.indptr, rows + 1)  # [B]
+        positions = tf.ragged.range(starts, limits)  # [B, (nnz per row)]
+        flat = positions.flat_values  # [nnz_batch]
+        batch_rows = positions.value_rowids()  # [nnz_batch]
+        columns = tf.gather(self.indices, flat)  # [nnz_batch]
+        values = tf.gather(self.values, flat)  # [nnz_batch]
+        dense_shape = tf.stack([tf.shape(rows, out_type=tf.int64)[0], tf.constant(self.num_columns, tf.int64)])
+        return tf.SparseTensor(tf.stack([batch_rows, columns], axis=1), values, dense_shape)
+
+
+def cast_dtype(array: np.ndarray, dtype: tf.DType) -> tf.DType:
+    """Floating (and boolean) data become ``dtype``; integer data keep an integer type."""
+    if np.issubdtype(array.dtype, np.floating) or array.dtype == bool:
+        return dtype
+    if np.issubdtype(array.dtype, np.integer):
+        return tf.as_dtype(array.dtype)
+    raise TypeError(f"unsupported dtype {array.dtype}")  # pragma: no cover - rejected by check_data
+
+
+class ArrayData:
+    """Tensors for a tuple of arrays, with a row gather that keeps the tuple structure."""
+
+    def __init__(self, arrays: Sequence[Any], dtype: tf.DType):
+        self.num_data = int(arrays[0].shape[0])
+        self.parts = []
+        for array in arrays:
+            if sp.issparse(array):
+                self.parts.append(CSRTensors.from_scipy(array, cast_dtype(array.data, dtype)))
+            else:
+                self.parts.append(tf.constant(array, dtype=cast_dtype(array, dtype)))
+
+    def gather(self, rows: tf.Tensor) -> Batch:
+        rows = tf.cast(rows, tf.int64)
+        return tuple(
+            part.gather_rows(rows) if isinstance(part, CSRTensors) else tf.gather(part, rows)
+            for part in self.parts
+        )
+
+    def shapes(self) -> str:
+        out = []
+        for part in self.parts:
+            if isinstance(part, CSRTensors):
+                out.append(f"sparse[{self.num_data}, {part.num_columns}]")
+            else:
+                out.append(str(tuple(part.shape)))
+        return ", ".join(out)
+
+
+def epoch_order(num_data: int, seed: int, epoch: tf.Tensor, shuffle: bool) -> tf.Tensor:
+    """Row order for one epoch: a stateless permutation keyed by ``(seed, epoch)`` (or 0..N-1)."""
+    rows = tf.range(num_data, dtype=tf.int64)
+    if not shuffle:
+        return rows
+    key = tf.stack([tf.constant(seed, tf.int64), tf.cast(epoch, tf.int64)])
+    return tf.random.experimental.stateless_shuffle(rows, seed=key)
+
+
+def index_dataset(
+    num_data: int, batch_size: int, first_epoch: int, last_epoch: int, seed: int, shuffle: bool
+) -> tf.data.Dataset:
+    """Row-index batches [B] for epochs ``first_epoch .. last_epoch - 1`` (batches never span epochs)."""
+    epochs = tf.data.Dataset.range(first_epoch, last_epoch)
+    return epochs.flat_map(
+        lambda epoch: tf.data.Dataset.from_tensor_slices(epoch_order(num_data, seed, epoch, shuffle)).batch(
+            batch_size
+        )
+    )
+
+
+def minibatch_dataset(
+    data: ArrayData,
+    batch_size: int,
+    first_epoch: int,
+    last_epoch: int,
+    seed: int,
+    shuffle: bool,
+    gather: bool = True,
+) -> tf.data.Dataset:
+    """Minibatches (tuples like ``data``; sparse parts as ``tf.SparseTensor``) from ``tf.data``.
+
+    With ``gather=False`` the dataset yields the row indices only (used with ``tf.distribute``,
+    where each replica gathers its own share of the rows).
+    """
+    dataset = index_dataset(data.num_data, batch_size, first_epoch, last_epoch, seed, shuffle)
+    if gather:
+        dataset = dataset.map(data.gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    options = tf.data.Options()
+    options.deterministic = True
+    return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
+
+
+def steps_per_epoch(num_data: int, batch_size: Optional[int]) -> int:
+    """ceil(N / B) (1 for full batch)."""
+    if batch_size is None or batch_size >= num_data:
+        return 1
+    return -(-num_data // batch_size)
