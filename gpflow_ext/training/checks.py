@@ -142,3 +142,30 @@ def check_model(model: Any) -> None:
             "gpflow.models.ExternalDataTrainingLossMixin (training_loss(data)) or "
             "InternalDataTrainingLossMixin (training_loss())"
         )
+
+
+_STATEFUL_RANDOM_OPS = {
+    "RandomStandardNormal",
+    "RandomUniform",
+    "RandomUniformInt",
+    "TruncatedNormal",
+    "ParameterizedTruncatedNormal",
+    "RandomGamma",
+    "RandomPoisson",
+    "RandomPoissonV2",
+    "RandomShuffle",
+    "Multinomial",
+    "RandomCrop",
+}
+
+
+def uses_stateful_random_ops(graph: tf.Graph) -> bool:
+    """Whether a traced graph (incl. nested functions: cond/while bodies) has seed-at-trace random ops.
+
+    Stateless ops (``StatelessRandom*``) and ``tf.random.Generator`` ops (state in a variable) are not counted.
+    """
+    graph_def = graph.as_graph_def()
+    nodes = list(graph_def.node)
+    for function in graph_def.library.function:
+        nodes.extend(function.node_def)
+    return any(node.op in _STATEFUL_RANDOM_OPS for node in nodes)

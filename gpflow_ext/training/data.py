@@ -101,7 +101,8 @@ def epoch_order(num_data: int, seed: int, epoch: tf.Tensor, shuffle: bool) -> tf
 def index_dataset(
     num_data: int, batch_size: int, first_epoch: int, last_epoch: int, seed: int, shuffle: bool
 ) -> tf.data.Dataset:
-    """Row-index batches [B] for epochs ``first_epoch .. last_epoch - 1`` (batches never span epochs)."""
+    """Row-index batches [B] for epochs numbered ``first_epoch .. last_epoch - 1`` (fit numbers them
+    from 1); epoch ``e`` uses :func:`epoch_order` with key ``(seed, e)``. Batches never span epochs."""
     epochs = tf.data.Dataset.range(first_epoch, last_epoch)
     return epochs.flat_map(
         lambda epoch: tf.data.Dataset.from_tensor_slices(epoch_order(num_data, seed, epoch, shuffle)).batch(

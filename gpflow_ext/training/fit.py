@@ -22,7 +22,7 @@ import tensorflow as tf
 from gpflow.keras import tf_keras
 from tqdm.auto import tqdm
 
-from .checks import NonFiniteObjectiveError, check_data, check_model, check_positive_int
+from .checks import NonFiniteObjectiveError, check_data, check_model, check_positive_int, uses_stateful_random_ops
 from .data import ArrayData, minibatch_dataset, steps_per_epoch
 from .history import History
 from .monitoring import TrainingMonitor, call_flexibly
@@ -66,18 +66,37 @@ def _resolve_variables(model: tf.Module, variables: Optional[Sequence[Any]]) -> 
     return unique
 
 
+def _build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
+    """Create the optimizer's slot variables now (tf_keras ``build``; legacy ``_create_all_weights``)."""
+    if hasattr(optimizer, "build") and callable(optimizer.build):
+        if not getattr(optimizer, "_built", False):
+            optimizer.build(variables)
+    elif hasattr(optimizer, "_create_all_weights"):
+        optimizer._create_all_weights(variables)
+
+
 def _default_log_every(n_steps: int) -> int:
     return max(1, n_steps // 10)
 
 
-def _nonfinite_names(flags: np.ndarray, variables: Sequence[tf.Variable]) -> list:
-    names = []
+def _variable_names(model: tf.Module, variables: Sequence[tf.Variable]) -> list:
+    """Readable names (GPflow parameter paths such as ``.kernel.variance``) for ``variables``."""
+    by_ref = {}
+    for path, leaf in gpflow.utilities.parameter_dict(model).items():
+        variable = leaf.unconstrained_variable if isinstance(leaf, gpflow.Parameter) else leaf
+        if isinstance(variable, tf.Variable):
+            by_ref.setdefault(variable.ref(), path)
+    return [by_ref.get(v.ref(), v.name) for v in variables]
+
+
+def _nonfinite_names(flags: np.ndarray, names: Sequence[str]) -> list:
+    out = []
     if not flags[0]:
-        names.append("objective")
-    for ok, variable in zip(flags[1:], variables):
+        out.append("objective")
+    for ok, name in zip(flags[1:], names):
         if not ok:
-            names.append(f"gradient of {variable.name}")
-    return names
+            out.append(f"gradient of {name}")
+    return out
 
 
 def _finite_flags(loss: tf.Tensor, grads: Sequence[Any]) -> tf.Tensor:
@@ -122,6 +141,7 @@ def fit(
     strategy: Optional[tf.distribute.Strategy] = None,
     variables: Optional[Sequence[Any]] = None,
     shuffle: bool = True,
+    exact_random_resume: bool = True,
 ) -> History:
     """Train ``model`` by minimising ``model.training_loss`` and return a :class:`History`.
 
@@ -168,6 +188,11 @@ def fit(
         (b_r / B), so the replica sum equals the single-device minibatch objective.
     :param variables: train only these (Parameters, tf.Variables or Modules); default all trainable.
     :param shuffle: reshuffle rows every epoch.
+    :param exact_random_resume: if the compiled step contains stateful random ops (e.g. a Monte
+        Carlo ELBO using ``tf.random.normal``), retrace it once per epoch under the epoch's seed
+        so that a resumed run draws the same numbers as an uninterrupted one (costs one tracing
+        per epoch; ``False`` traces once and keeps one continuous random stream, reproducible from
+        scratch but not across a resume). Steps without stateful random ops are traced once.
     :raises NonFiniteObjectiveError: (a ``FloatingPointError``) when the objective or a gradient is
         NaN/inf; the update is not applied and the last checkpoint is left as it was.
     """
@@ -251,8 +276,7 @@ def fit(
             optimizer = tf_keras.optimizers.Adam(learning_rate=learning_rate)
         if not hasattr(optimizer, "apply_gradients"):
             raise TypeError(f"optimizer must have apply_gradients (a tf_keras optimizer), got {type(optimizer).__name__}")
-        if hasattr(optimizer, "build") and not getattr(optimizer, "built", True):
-            optimizer.build(variables)  # slots exist before restore / tracing
+        _build_optimizer(optimizer, variables)  # slots exist before restore and before tracing
     epoch_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
     step_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
     seed_record = tf.Variable(seed, dtype=tf.int64, trainable=False, name="seed")
@@ -300,13 +324,21 @@ def fit(
         return loss, grads
 
     if strategy is None:
+        # One call per step: the update is applied only if objective and gradients are finite
+        # (the optimizer's slots were built above, so nothing is created inside the cond).
 
         def compute(batch):
             loss, grads = loss_and_grads(batch)
-            return loss, grads, _finite_flags(loss, grads)
+            flags = _finite_flags(loss, grads)
 
-        def apply(grads):
-            optimizer.apply_gradients(zip(grads, variables))
+            def update():
+                optimizer.apply_gradients(zip(grads, variables))
+                return tf.constant(True)
+
+            tf.cond(tf.reduce_all(flags), update, lambda: tf.constant(False))
+            return loss, flags
+
+        apply = None
 
     else:
         replicas = strategy.num_replicas_in_sync
@@ -314,7 +346,7 @@ def fit(
         def replica_compute(rows):
             if rows is None:  # internal data: every replica evaluates the full objective / R
                 loss, grads = loss_and_grads(None, tf.constant(1.0 / replicas, dtype))
-                return loss, grads, _finite_flags(loss, grads)
+                return loss, grads, tf.cast(tf.logical_not(_finite_flags(loss, grads)), tf.int32)
             batch = array_data.gather(rows)
             local = tf.cast(tf.shape(rows)[0], dtype)
             total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
@@ -326,19 +358,27 @@ def fit(
                 return tf.zeros((), dtype), [tf.zeros_like(v) for v in variables]
 
             loss, grads = tf.cond(local > 0, weighted, empty)
-            return loss, grads, _finite_flags(loss, grads)
+            return loss, grads, tf.cast(tf.logical_not(_finite_flags(loss, grads)), tf.int32)
 
         def compute(rows):
-            loss, grads, flags = strategy.run(replica_compute, args=(rows,))
+            loss, grads, bad = strategy.run(replica_compute, args=(rows,))
             loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
-            bad = strategy.reduce(tf.distribute.ReduceOp.SUM, tf.cast(tf.logical_not(flags), tf.int32), axis=None)
-            return loss, grads, tf.equal(bad, 0)
+            bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)  # [1 + V] replicas failing
+            return loss, grads, tf.equal(bad, 0)  # [] total objective, per-replica grads, [1 + V] flags
 
-        def apply(grads):
+        def two_phase_apply(grads):
             strategy.run(lambda g: optimizer.apply_gradients(zip(g, variables)), args=(grads,))
 
-    compute = maybe_compile(compute)
-    apply = maybe_compile(apply)
+        # Two calls per step: all replicas must agree on applying, so the finite check runs in between.
+        apply = maybe_compile(two_phase_apply)
+        strategy_compute = compute
+
+        def compute(rows):
+            loss, grads, flags = strategy_compute(rows)
+            return loss, (grads, flags)
+
+    step_function = compute
+    compute = maybe_compile(step_function)
 
     # ---------------------------------------------------------------- input pipeline
     if array_data is None:
@@ -347,8 +387,8 @@ def fit(
         dataset = minibatch_dataset(
             array_data,
             batch_size or num_data,
-            start_epoch,
-            max(start_epoch, epochs),
+            start_epoch + 1,  # 1-based epoch numbers key the shuffle
+            max(start_epoch, epochs) + 1,
             seed,
             shuffle,
             gather=strategy is None,
@@ -402,9 +442,14 @@ def fit(
     )
     step = int(step_counter.numpy())
     first_call = True
+    retrace_each_epoch = False
     try:
         for epoch in range(start_epoch + 1, epochs + 1):  # 1-based epoch being trained
             tf.random.set_seed(seed * _SEED_STRIDE + epoch)
+            if retrace_each_epoch and epoch > start_epoch + 1:
+                # stateful random ops bake their seeds in at tracing: a fresh trace per epoch makes
+                # epoch e's random numbers depend on (seed, e) only, hence identical after a resume
+                compute = maybe_compile(step_function)
             started = time.perf_counter()
             epoch_losses = []
             for _ in range(n_steps):
@@ -412,7 +457,9 @@ def fit(
                 if first_call:
                     first_call = False
                     try:  # first call traces: turn errors from inside the model into a clear one
-                        loss, grads, flags = compute(inputs)
+                        loss, flags = compute(inputs)
+                        if compile and exact_random_resume:
+                            retrace_each_epoch = uses_stateful_random_ops(compute.get_concrete_function(inputs).graph)
                     except (NonFiniteObjectiveError, KeyboardInterrupt):
                         raise
                     except Exception as err:
@@ -422,16 +469,19 @@ def fit(
                             f"shapes {shapes} (dtype {dtype.name}): {type(err).__name__}: {err}"
                         ) from err
                 else:
-                    loss, grads, flags = compute(inputs)
+                    loss, flags = compute(inputs)
+                if apply is not None:
+                    grads, flags = flags
                 flags = np.asarray(flags)
                 if not flags.all():
                     raise NonFiniteObjectiveError(
                         epoch,
                         step + 1,
-                        _nonfinite_names(flags, variables) if flags.size > 1 else ["objective or gradient"],
+                        _nonfinite_names(flags, _variable_names(model, variables)) if flags.size > 1 else ["objective or gradient"],
                         manager.latest_checkpoint if manager else None,
                     )
-                apply(grads)
+                if apply is not None:
+                    apply(grads)
                 step += 1
                 value = float(loss)
                 epoch_losses.append(value)
