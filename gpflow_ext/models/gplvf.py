@@ -307,6 +307,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         self.q_sqrt = Parameter(q_sqrt, transform=triangular(), name="q_sqrt")  # [D, M, M]
 
         self.flow = flow
+        # Monte Carlo noise from a generator whose state is a variable: reproducible, checkpointed
+        # with the model, and no seed-at-trace ops (fit then traces the step once).
+        self.noise_generator = tf.random.Generator.from_seed(seed)
         if encoder is True:
             encoder = build_encoder(output_dim, latent_dim)
         if encoder is not None and encoder is not False:
@@ -413,7 +416,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     def elbo(self, data) -> tf.Tensor:
         """Unbiased minibatch estimate of the bound; ``data`` = (values [B, D], mask [B, D], row index [B])."""
         batch_size = tf.shape(data[0])[0]
-        base_noise = tf.random.normal([self.num_samples, batch_size, self.latent_dim], dtype=default_float())
+        base_noise = self.noise_generator.normal(
+            [self.num_samples, batch_size, self.latent_dim], dtype=default_float()
+        )  # [S, B, Q]
         return self.elbo_given_base_noise(data, base_noise)
 
     def maximum_log_likelihood_objective(self, data) -> tf.Tensor:
