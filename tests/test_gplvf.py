@@ -356,3 +356,13 @@ def test_sparse_input_equals_nan_input():
     v2, m2 = validate_observations(sparse)
     np.testing.assert_array_equal(v1, v2)
     np.testing.assert_array_equal(m1, m2)
+
+
+def test_trains_with_the_shared_fit_loop():
+    from gpflow_ext.training import fit
+
+    rng = np.random.default_rng(100)
+    Y = _toy(rng, 30, 4, 2, missing=0.3)
+    model = GPLVF(Y, 2, 5, flow=planar_flow(1, 2))
+    history = fit(model, model.training_data(), epochs=3, batch_size=10, learning_rate=0.02, progress=False)
+    assert len(history.objective) == 3 and np.all(np.isfinite(history.objective))
