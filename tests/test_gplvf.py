@@ -238,6 +238,13 @@ def test_predictions_match_gpflow_svgp_at_points():
     x_var = np.full_like(x, 0.3)
     per_row = model.predict_log_density(y_test, x, x_var, num_samples=200)
     assert per_row.shape == (4,) and np.all(np.isfinite(per_row))
+    # processing rows in chunks (memory bound) changes nothing
+    whole_mean, whole_var = model.predict_y(x, x_var, num_samples=7)
+    model._row_chunks = lambda n, j: [(i, i + 1) for i in range(n)]
+    chunk_mean, chunk_var = model.predict_y(x, x_var, num_samples=7)
+    np.testing.assert_allclose(chunk_mean, whole_mean, rtol=1e-12)
+    np.testing.assert_allclose(chunk_var, whole_var, rtol=1e-12)
+    np.testing.assert_allclose(model.predict_log_density(y_test, x, x_var, num_samples=200), per_row, rtol=1e-12)
 
 
 def test_infer_latent_keeps_model_fixed_and_improves_bound():

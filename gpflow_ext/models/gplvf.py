@@ -496,14 +496,26 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         x, _ = flow_forward_and_log_det(self.flow, x0)
         return x  # [J, N*, Q]
 
+    def _row_chunks(self, num_rows: int, num_samples: int):
+        """Row ranges small enough that GPflow's conditional ([D, M, J·rows] tiles) stays ~2e7 numbers."""
+        num_inducing = int(self.inducing_variable.num_inducing)
+        size = max(1, int(2e7 // max(1, num_samples * self.output_dim * num_inducing)))
+        return [(start, min(start + size, num_rows)) for start in range(0, num_rows, size)]
+
     def predict_y(self, x_mean, x_var, *, num_samples: int = 100, seed: int = 0) -> Tuple[np.ndarray, np.ndarray]:
         """Predictive mean and variance of every entry of rows with q(x*) (eq. 33's integrand
-        moments), by Monte Carlo over x* ~ q(x*): mean [N*, D], var [N*, D] (includes σ²)."""
-        x = self._latent_draws(x_mean, x_var, num_samples, seed)
-        f_mean, f_var = self.predict_f_at(x)  # [J, N*, D]
-        mean = tf.reduce_mean(f_mean, axis=0)
-        var = tf.reduce_mean(f_var + tf.square(f_mean), axis=0) - tf.square(mean) + self.likelihood.variance
-        return mean.numpy(), var.numpy()
+        moments), by Monte Carlo over x* ~ q(x*): mean [N*, D], var [N*, D] (includes σ²).
+        Rows are processed in chunks to bound memory."""
+        x_mean, x_var = _check_latents(x_mean, x_var, self.latent_dim)
+        x_all = self._latent_draws(x_mean, x_var, num_samples, seed)  # [J, N*, Q]
+        means, variances = [], []
+        for start, stop in self._row_chunks(x_mean.shape[0], num_samples):
+            f_mean, f_var = self.predict_f_at(x_all[:, start:stop])  # [J, n, D]
+            mean = tf.reduce_mean(f_mean, axis=0)
+            var = tf.reduce_mean(f_var + tf.square(f_mean), axis=0) - tf.square(mean) + self.likelihood.variance
+            means.append(mean.numpy())
+            variances.append(var.numpy())
+        return np.concatenate(means), np.concatenate(variances)
 
     def predict_log_density(
         self, Y_test, x_mean, x_var, *, mask=None, num_samples: int = 100, seed: int = 0
@@ -513,14 +525,21 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         values, observed = validate_observations(
             Y_test, mask, name="Y_test", num_outputs=self.output_dim, allow_empty_rows=True
         )
-        x = self._latent_draws(x_mean, x_var, num_samples, seed)
-        if x.shape[1] != values.shape[0]:
-            raise ValueError(f"x_mean has {x.shape[1]} rows but Y_test has {values.shape[0]}")
-        f_mean, f_var = self.predict_f_at(x)  # [J, N*, D]
-        total_var = f_var + self.likelihood.variance
-        log_dens = -0.5 * (LOG_2PI + tf.math.log(total_var) + tf.square(values[None] - f_mean) / total_var)
-        log_dens = tf.reduce_sum(tf.where(observed[None], log_dens, tf.zeros_like(log_dens)), axis=-1)  # [J, N*]
-        return (tf.reduce_logsumexp(log_dens, axis=0) - np.log(num_samples)).numpy()  # [N*]
+        x_all = self._latent_draws(x_mean, x_var, num_samples, seed)  # [J, N*, Q]
+        if x_all.shape[1] != values.shape[0]:
+            raise ValueError(f"x_mean has {x_all.shape[1]} rows but Y_test has {values.shape[0]}")
+        out = []
+        for start, stop in self._row_chunks(values.shape[0], num_samples):
+            f_mean, f_var = self.predict_f_at(x_all[:, start:stop])  # [J, n, D]
+            total_var = f_var + self.likelihood.variance
+            log_dens = -0.5 * (
+                LOG_2PI + tf.math.log(total_var) + tf.square(values[None, start:stop] - f_mean) / total_var
+            )
+            log_dens = tf.reduce_sum(
+                tf.where(observed[None, start:stop], log_dens, tf.zeros_like(log_dens)), axis=-1
+            )  # [J, n]
+            out.append((tf.reduce_logsumexp(log_dens, axis=0) - np.log(num_samples)).numpy())
+        return np.concatenate(out)  # [N*]
 
     def test_log_likelihood(self, Y_test, x_mean, x_var, *, mask=None, num_samples: int = 100, seed: int = 0) -> float:
         """Eq. 33 summed over rows and divided by the number of test entries (A.6 footnote: averaged)."""
