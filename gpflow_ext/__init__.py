@@ -7,6 +7,7 @@
 Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior_kl``
 implementations with GPflow's dispatchers.
 """
+from . import bijectors
 from . import config
 from . import covariances
 from . import data

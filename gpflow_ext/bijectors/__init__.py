@@ -1,0 +1,2 @@
+"""Normalising-flow bijectors (tfp) for GPLVF's q(X)."""
+from .planar import Planar, planar_flow, flow_forward_and_log_det

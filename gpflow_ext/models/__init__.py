@@ -3,3 +3,5 @@ from . import svdkl
 from .mlgpf import MLGPF
 from .preconditioned_svgp import PreconditionedSVGP
 from .svdkl import SVDKL, pretrain_and_fit
+"""Models built from GPflow pieces."""
+from .gplvf import GPLVF

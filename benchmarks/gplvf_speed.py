@@ -1,0 +1,113 @@
+"""GPLVF speed: seconds per epoch on MovieLens 100K against GPy's missing-data Bayesian GPLVM in the
+same run, and compiled step time vs planar flow length.
+
+    python benchmarks/gplvf_speed.py --data-dir DIR [--lengths 0,5,10,20,50] [--gpy-iters 2] [--output r.json]
+
+* GPLVF: one epoch = one pass of row minibatches over all users (SVI, eq. 22-23); median over
+  epochs after the first (tracing).
+* GPy: ``BayesianGPLVMMiniBatch(missing_data=True)`` (``$GPFLOW_EXT_PEERS_PYTHON``); one objective +
+  gradient evaluation touches every row once, so seconds per evaluation = seconds per epoch.
+* Flow length: median seconds of one compiled training step (B rows, S samples) per length,
+  with the ratio to the Gaussian q(X) (length 0).
+
+Both peers see the same users x movies matrix (u1.base), same Q and M. Timings on a shared
+machine are noisy: compare the ratios printed, not the absolute seconds.
+"""
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from experiments.common import base_parser, print_table, write_results  # noqa: E402
+from experiments.gplvf_movielens import compiled_loop, gpy_peer  # noqa: E402
+
+import gpflow  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from gpflow_ext.bijectors import planar_flow  # noqa: E402
+from gpflow_ext.data import load_movielens  # noqa: E402
+from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
+from gpflow_ext.models import GPLVF  # noqa: E402
+
+
+def step_seconds(model, data, batch_size, repeats, seed=0):
+    optimizer = gpflow.keras.tf_keras.optimizers.Adam(0.01)
+    variables = model.trainable_variables
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(data[0].shape[0], batch_size, replace=False)
+    batch = tuple(tf.constant(a[rows]) for a in data)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = model.training_loss(batch)
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+
+    step()  # trace
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        float(step())
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def main(argv=None):
+    parser = base_parser(__doc__.split("\n")[0])
+    parser.add_argument("--lengths", default="0,5,10,20,50")
+    parser.add_argument("--latent-dim", type=int, default=10)
+    parser.add_argument("--num-inducing", type=int, default=20)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--gpy-iters", type=int, default=2)
+    parser.add_argument("--small", action="store_true")
+    args = parser.parse_args(argv)
+    epochs = args.epochs or (2 if args.small else 4)
+    ml = load_movielens(args.data_dir, split="u1", download=False)
+    train, test = ratings_matrix(ml.train), ratings_matrix(ml.test)
+    keep = np.diff(train.indptr) > 0
+    train, test = train[keep], test[keep]
+    if args.small:
+        train, test = train[:60, :100], test[:60, :100]
+        keep = np.diff(train.indptr) > 0
+        train, test = train[keep], test[keep]
+        args.repeats = 2
+    results = {"matrix": list(train.shape), "ratings": int(train.nnz)}
+
+    model = GPLVF(train, args.latent_dim, args.num_inducing, num_samples=1)
+    history = compiled_loop(model, model.training_data(), epochs=epochs, batch_size=args.batch_size,
+                            learning_rate=0.01, seed=args.seed)
+    results["gplvf_gaussian_seconds_per_epoch"] = history.median_seconds_per_epoch()
+    gpy = gpy_peer(train, test, latent_dim=args.latent_dim, num_inducing=args.num_inducing,
+                   max_iters=args.gpy_iters, seed=args.seed)
+    if gpy is not None:
+        results["gpy_seconds_per_epoch"] = gpy["seconds_per_iter"]
+        results["gpy_objective_evaluations"] = gpy["objective_evaluations"]
+        results["gpy_over_gplvf_ratio"] = gpy["seconds_per_iter"] / results["gplvf_gaussian_seconds_per_epoch"]
+    print_table(
+        [{"model": "GPLVF (Gaussian q(X), SVI)", "s/epoch": results["gplvf_gaussian_seconds_per_epoch"]},
+         {"model": "GPy BGPLVM missing_data", "s/epoch": results.get("gpy_seconds_per_epoch"),
+          "ratio": results.get("gpy_over_gplvf_ratio")}],
+        ["model", "s/epoch", "ratio"], title=f"MovieLens u1.base {train.shape}, Q={args.latent_dim}, M={args.num_inducing}",
+    )
+
+    rows = []
+    data = model.training_data()
+    base = None
+    for length in [int(v) for v in args.lengths.split(",")]:
+        flow = planar_flow(length, args.latent_dim) if length else None
+        m = GPLVF(train, args.latent_dim, args.num_inducing, flow=flow, num_samples=1)
+        seconds = step_seconds(m, data, min(args.batch_size, data[0].shape[0]), args.repeats)
+        base = seconds if base is None else base
+        rows.append({"flow length": length, "s/step": seconds, "ratio to Gaussian": seconds / base})
+    results["step_seconds_vs_flow_length"] = rows
+    print_table(rows, ["flow length", "s/step", "ratio to Gaussian"], title="compiled step time vs planar flow length")
+    write_results(results, args.output)
+    return results
+
+
+if __name__ == "__main__":
+    main()

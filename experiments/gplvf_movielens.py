@@ -1,0 +1,461 @@
+"""GPLVF on MovieLens 100K (paper Section 4.2, Table 2, Figure 4), with peers on the same split.
+
+Protocols (``--protocol a,b,c``):
+
+(a) the paper's: users split at random into 843 training users and 100 held-out users (seed
+    ``--seed``). GPLVF is trained on the 843 users (Q = 10). For each held-out user a fraction
+    ``--condition-fraction`` (default 0.5) of their ratings, chosen at random, is observed; q(x*)
+    is inferred from those alone (model fixed) and the remaining ratings are predicted.
+    Gaussian q(X) vs Planar_K for K in ``--flows`` (default 0,20,30,50); RMSE beside Table 2.
+(b) the standard u1..u5 splits: train on uK.base (all 943 users), predict uK.test at q(x_n).
+(c) Figure 4: test log-likelihood (eq. 33) vs flow length on the Sci-Fi/Romance slice (items
+    tagged Sci-Fi or Romance; users with at least 2 ratings there; same 90/10 user protocol as (a)).
+
+Peers on the same split: a user/item-bias baseline (regularised least squares, mu + b_u + b_i)
+and GPy's ``BayesianGPLVM(missing_data=True)`` run by ``$GPFLOW_EXT_PEERS_PYTHON`` in a
+subprocess (GPy cannot infer new rows cheaply, so in (a) it is trained on the 843 users plus the
+observed part of the 100 held-out users and predicts their remaining ratings at their latent
+means: it sees the same ratings, transductively).
+
+Predictions are clipped to the rating range [1, 5] for every model (RMSE before clipping is
+reported too).
+
+``--small`` runs every protocol on a slice (120 users x 300 items, few epochs) for the tests.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, Optional, Sequence, Tuple
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first, as a script too
+from experiments.common import REPO, as_builtin, base_parser, print_table, write_results  # noqa: E402
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import gpflow  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from experiments.paper_values import GPLVF as PAPER  # noqa: E402
+from gpflow_ext.bijectors import planar_flow  # noqa: E402
+from gpflow_ext.data import load_movielens  # noqa: E402
+from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
+from gpflow_ext.models import GPLVF  # noqa: E402
+from gpflow_ext.training import fit  # noqa: E402
+
+RATING_RANGE = (1.0, 5.0)
+GPY_SCRIPT = REPO / "benchmarks" / "gpy_bgplvm_missing.py"
+
+
+# ------------------------------------------------------------------------------------ data
+def dense_with_nan(matrix: sp.csr_matrix) -> np.ndarray:
+    """Observed entries of a CSR matrix as a dense array with NaN where missing (no imputation)."""
+    matrix = sp.csr_matrix(matrix)
+    out = np.full(matrix.shape, np.nan)
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    out[rows, matrix.indices] = matrix.data
+    return out
+
+
+def split_rows(matrix: sp.csr_matrix, fraction: float, rng) -> Tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Per row: a random ``fraction`` of its entries (at least 1) -> observed, the rest -> target."""
+    matrix = sp.csr_matrix(matrix)
+    keep_rows, keep_cols, keep_vals, tgt_rows, tgt_cols, tgt_vals = [], [], [], [], [], []
+    for r in range(matrix.shape[0]):
+        cols = matrix.indices[matrix.indptr[r]: matrix.indptr[r + 1]]
+        vals = matrix.data[matrix.indptr[r]: matrix.indptr[r + 1]]
+        if len(cols) == 0:
+            continue
+        order = rng.permutation(len(cols))
+        n_keep = max(1, int(round(fraction * len(cols))))
+        if len(cols) > 1:
+            n_keep = min(n_keep, len(cols) - 1)
+        k, t = order[:n_keep], order[n_keep:]
+        keep_rows += [r] * len(k); keep_cols += list(cols[k]); keep_vals += list(vals[k])
+        tgt_rows += [r] * len(t); tgt_cols += list(cols[t]); tgt_vals += list(vals[t])
+    shape = matrix.shape
+    return (
+        sp.csr_matrix((keep_vals, (keep_rows, keep_cols)), shape=shape),
+        sp.csr_matrix((tgt_vals, (tgt_rows, tgt_cols)), shape=shape),
+    )
+
+
+SMALL_USERS, SMALL_ITEMS = 60, 80
+
+
+def small_slice(matrix: sp.csr_matrix, num_users=SMALL_USERS, num_items=SMALL_ITEMS) -> sp.csr_matrix:
+    """The most active users x the most rated items (for quick runs)."""
+    matrix = sp.csr_matrix(matrix)
+    items = np.argsort(-np.diff(matrix.tocsc().indptr))[:num_items]
+    sub = matrix[:, np.sort(items)]
+    users = np.argsort(-np.diff(sub.indptr))[:num_users]
+    return sp.csr_matrix(sub[np.sort(users)])
+
+
+def drop_empty_rows(matrix: sp.csr_matrix) -> sp.csr_matrix:
+    return matrix[np.diff(matrix.indptr) > 0]
+
+
+# ------------------------------------------------------------------------------------ models
+class LoopHistory:
+    """Per-epoch objective and seconds, like ``gpflow_ext.training.History``."""
+
+    def __init__(self):
+        self.epochs, self.objective, self.seconds_per_epoch = [], [], []
+
+    def median_seconds_per_epoch(self):
+        times = self.seconds_per_epoch[1:] if len(self.seconds_per_epoch) > 1 else self.seconds_per_epoch
+        return float(np.median(times)) if times else float("nan")
+
+    @property
+    def final_objective(self):
+        return self.objective[-1] if self.objective else float("nan")
+
+
+def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed):
+    """Adam over shuffled row minibatches with one compiled step traced once per batch shape.
+
+    Used instead of ``gpflow_ext.training.fit`` for the timed runs: on this machine fit's compiled
+    step ran 5-100x slower per step than this loop on the same model (see the README section)."""
+    optimizer = gpflow.keras.tf_keras.optimizers.Adam(learning_rate)
+    variables = model.trainable_variables
+    arrays = [np.asarray(a) for a in data]
+    num_rows = arrays[0].shape[0]
+    batch_size = min(batch_size, num_rows)
+    num_batches = num_rows // batch_size  # drop the ragged last batch: one shape, one trace
+
+    @tf.function
+    def step(batch):
+        with tf.GradientTape() as tape:
+            loss = model.training_loss(batch)
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients(zip(grads, variables))
+        return loss
+
+    rng = np.random.default_rng(seed)
+    history = LoopHistory()
+    for epoch in range(1, epochs + 1):
+        order = rng.permutation(num_rows)
+        start = time.perf_counter()
+        losses = []
+        for b in range(num_batches):
+            rows = order[b * batch_size: (b + 1) * batch_size]
+            losses.append(step(tuple(tf.constant(a[rows]) for a in arrays)))
+        losses = [float(v) for v in losses]
+        history.seconds_per_epoch.append(time.perf_counter() - start)
+        history.epochs.append(epoch)
+        history.objective.append(float(np.mean(losses)))
+        if not np.isfinite(history.objective[-1]):
+            raise FloatingPointError(f"GPLVF objective became non-finite at epoch {epoch}")
+    return history
+
+
+def train_gplvf(
+    train: sp.csr_matrix,
+    flow_length: int,
+    *,
+    latent_dim: int,
+    num_inducing: int,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    num_samples: int,
+    seed: int,
+    logdir: Optional[Path] = None,
+    use_fit: bool = False,
+):
+    tf.random.set_seed(seed)
+    flow = planar_flow(flow_length, latent_dim, seed=seed) if flow_length > 0 else None
+    model = GPLVF(train, latent_dim, num_inducing, flow=flow, num_samples=num_samples, seed=seed)
+    gpflow.utilities.set_trainable(model.inducing_variable, True)
+    if use_fit:
+        history = fit(
+            model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
+            seed=seed, logdir=None if logdir is None else str(logdir), progress=False,
+        )
+    else:
+        history = compiled_loop(
+            model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed
+        )
+    return model, history
+
+
+def rmse(pred: np.ndarray, target: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((pred - target) ** 2)))
+
+
+def evaluate_at(model: GPLVF, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int) -> Dict[str, float]:
+    """RMSE (clipped and raw) and eq. 33 test log-likelihood per rating for the target entries."""
+    target = sp.csr_matrix(target)
+    has_target = np.diff(target.indptr) > 0
+    mean, _ = model.predict_y(x_mean[has_target], x_var[has_target], num_samples=num_samples, seed=seed)
+    t = target[has_target].tocoo()
+    pred = mean[t.row, t.col]
+    test_ll = model.test_log_likelihood(
+        dense_with_nan(target[has_target]), x_mean[has_target], x_var[has_target], num_samples=num_samples, seed=seed
+    )
+    return {
+        "rmse": rmse(np.clip(pred, *RATING_RANGE), t.data),
+        "rmse_unclipped": rmse(pred, t.data),
+        "test_loglik": test_ll,
+        "num_test": int(t.nnz),
+    }
+
+
+def bias_baseline(train: sp.csr_matrix, target: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> Dict[str, float]:
+    """mu + b_u + b_i fitted by alternating regularised least squares on the observed entries."""
+    train = sp.coo_matrix(train)
+    mu = train.data.mean()
+    b_u = np.zeros(train.shape[0])
+    b_i = np.zeros(train.shape[1])
+    for _ in range(iters):
+        r = train.data - mu - b_i[train.col]
+        b_u = np.bincount(train.row, r, train.shape[0]) / (np.bincount(train.row, minlength=train.shape[0]) + reg)
+        r = train.data - mu - b_u[train.row]
+        b_i = np.bincount(train.col, r, train.shape[1]) / (np.bincount(train.col, minlength=train.shape[1]) + reg)
+    t = sp.coo_matrix(target)
+    pred = mu + b_u[t.row] + b_i[t.col]
+    return {"rmse": rmse(np.clip(pred, *RATING_RANGE), t.data), "rmse_unclipped": rmse(pred, t.data), "num_test": int(t.nnz)}
+
+
+def peers_python() -> Optional[str]:
+    path = os.environ.get("GPFLOW_EXT_PEERS_PYTHON", "/work/peers/bin/python")
+    if path and Path(path).exists():
+        return path
+    print(
+        "GPy peer skipped: no peers interpreter. Create one with\n"
+        "  python -m venv peers && peers/bin/pip install -r benchmarks/requirements-peers.txt\n"
+        "and set GPFLOW_EXT_PEERS_PYTHON=peers/bin/python"
+    )
+    return None
+
+
+def gpy_peer(train: sp.csr_matrix, target: sp.csr_matrix, *, latent_dim, num_inducing, max_iters, seed, timeout=3000):
+    """GPy BayesianGPLVM(missing_data=True) in a subprocess: RMSE on ``target`` and seconds per iteration."""
+    python = peers_python()
+    if python is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        t = sp.coo_matrix(target)
+        np.savez(tmp / "in.npz", Y=dense_with_nan(train), rows=t.row, cols=t.col, vals=t.data)
+        cmd = [python, str(GPY_SCRIPT), str(tmp / "in.npz"), str(tmp / "out.json"),
+               "--latent-dim", str(latent_dim), "--num-inducing", str(num_inducing),
+               "--max-iters", str(max_iters), "--seed", str(seed)]
+        env = dict(os.environ, OMP_NUM_THREADS="2", MKL_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            print(f"GPy peer timed out after {timeout} s")
+            return None
+        if proc.returncode != 0:
+            print("GPy peer failed:\n" + proc.stderr[-2000:])
+            return None
+        out = json.loads((tmp / "out.json").read_text())
+    pred = np.asarray(out["pred"])
+    out.update(rmse=rmse(np.clip(pred, *RATING_RANGE), t.data), rmse_unclipped=rmse(pred, t.data), num_test=int(t.nnz))
+    out.pop("pred")
+    return out
+
+
+# ------------------------------------------------------------------------------------ protocols
+def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
+    rng = np.random.default_rng(args.seed)
+    users = rng.permutation(ratings.shape[0])
+    num_test = args.num_test_users
+    test_users, train_users = np.sort(users[:num_test]), np.sort(users[num_test:])
+    train = ratings[train_users]
+    observed, target = split_rows(ratings[test_users], args.condition_fraction, rng)
+    print(f"(a) {train.shape[0]} training users, {num_test} held-out users; conditioning on "
+          f"{observed.nnz} ratings ({args.condition_fraction:.0%} per user), predicting {target.nnz}")
+    results = {}
+    for flow_length in args.flows:
+        name = "gaussian" if flow_length == 0 else f"planar_{flow_length}"
+        start = time.time()
+        model, history = train_gplvf(
+            train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
+            batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
+            seed=args.seed, logdir=None if args.logdir is None else args.logdir / f"a_{name}",
+        )
+        x_mean, x_var = model.infer_latent(
+            observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.num_samples, seed=args.seed
+        ) if observed.nnz else (None, None)
+        row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, args.seed)
+        row.update(
+            seconds_per_epoch=history.median_seconds_per_epoch(), epochs=len(history.epochs),
+            final_elbo=-history.final_objective, total_seconds=time.time() - start,
+            paper_rmse=PAPER.get("table2_rmse", {}).get(name),
+        )
+        results[name] = row
+        print(name, {k: row[k] for k in ("rmse", "test_loglik", "seconds_per_epoch")}, flush=True)
+    conditioning_train = sp.vstack([train, observed]).tocsr()
+    target_full = sp.vstack([sp.csr_matrix(train.shape), target]).tocsr()
+    results["bias_baseline"] = bias_baseline(conditioning_train, target_full)
+    if args.gpy:
+        gpy = gpy_peer(
+            conditioning_train, target_full,
+            latent_dim=args.latent_dim, num_inducing=args.num_inducing, max_iters=args.gpy_iters, seed=args.seed,
+        )
+        if gpy is not None:
+            results["gpy_bgplvm_missing"] = gpy
+    return results
+
+
+def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
+    results = {}
+    for split, (train, test) in ratings_by_split.items():
+        row = {}
+        model, history = train_gplvf(
+            train, args.flows_b, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
+            batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
+            seed=args.seed, logdir=None if args.logdir is None else args.logdir / f"b_{split}",
+        )
+        ev = evaluate_at(model, model.X_mean.numpy(), model.X_var.numpy(), test, args.predict_samples, args.seed)
+        row["gplvf_rmse"] = ev["rmse"]
+        row["gplvf_test_loglik"] = ev["test_loglik"]
+        row["gplvf_seconds_per_epoch"] = history.median_seconds_per_epoch()
+        row["bias_rmse"] = bias_baseline(train, test)["rmse"]
+        if args.gpy and split in args.gpy_splits and not args.small:  # small runs: GPy in (a) only
+            gpy = gpy_peer(train, test, latent_dim=args.latent_dim, num_inducing=args.num_inducing,
+                           max_iters=args.gpy_iters, seed=args.seed)
+            if gpy is not None:
+                row["gpy_rmse"] = gpy["rmse"]
+                row["gpy_seconds_per_iter"] = gpy["seconds_per_iter"]
+        results[split] = row
+        print(split, row, flush=True)
+    return results
+
+
+def protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequence[str], args) -> Dict[str, Dict]:
+    cols = np.flatnonzero(genres[:, genre_names.index("Sci-Fi")] | genres[:, genre_names.index("Romance")])
+    sub = sp.csr_matrix(ratings[:, cols])
+    sub = sub[np.diff(sub.indptr) >= 2]
+    rng = np.random.default_rng(args.seed + 1)
+    users = rng.permutation(sub.shape[0])
+    num_test = max(2, int(round(0.1 * sub.shape[0])))
+    train = sub[np.sort(users[num_test:])]
+    observed, target = split_rows(sub[np.sort(users[:num_test])], args.condition_fraction, rng)
+    print(f"(c) Sci-Fi/Romance slice: {sub.shape[0]} users x {sub.shape[1]} movies, {sub.nnz} ratings; "
+          f"{num_test} held-out users")
+    results = {}
+    for flow_length in args.flows_c:
+        name = "gaussian" if flow_length == 0 else f"planar_{flow_length}"
+        model, history = train_gplvf(
+            train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
+            batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples, seed=args.seed,
+        )
+        x_mean, x_var = model.infer_latent(observed, num_steps=args.infer_steps, num_samples=args.num_samples, seed=args.seed)
+        row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, args.seed)
+        row["seconds_per_epoch"] = history.median_seconds_per_epoch()
+        results[name] = row
+        print(name, row, flush=True)
+    if args.figure_dir is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        lengths = list(args.flows_c)
+        fig, ax = plt.subplots(figsize=(4.5, 3.2))
+        ax.plot(lengths, [results["gaussian" if k == 0 else f"planar_{k}"]["test_loglik"] for k in lengths], "o-")
+        ax.set_xlabel("planar flow length (0 = mean-field Gaussian)")
+        ax.set_ylabel("test log-likelihood per rating")
+        ax.set_title("MovieLens Sci-Fi/Romance (Figure 4)")
+        fig.tight_layout()
+        args.figure_dir.mkdir(parents=True, exist_ok=True)
+        fig.savefig(args.figure_dir / "gplvf_figure4_movielens.png", dpi=120)
+        plt.close(fig)
+    return results
+
+
+def parse_lengths(text: str):
+    return [int(v) for v in text.split(",") if v.strip()]
+
+
+def main(argv=None):
+    parser = base_parser(__doc__.split("\n")[0])
+    parser.add_argument("--protocol", default="a,b,c")
+    parser.add_argument("--flows", type=parse_lengths, default=[0, 20, 30, 50], help="(a) flow lengths, 0 = Gaussian")
+    parser.add_argument("--flows-b", type=int, default=20, help="(b) flow length")
+    parser.add_argument("--flows-c", type=parse_lengths, default=[0, 5, 10, 20, 30])
+    parser.add_argument("--splits", default="u1,u2,u3,u4,u5")
+    parser.add_argument("--latent-dim", type=int, default=10)
+    parser.add_argument("--num-inducing", type=int, default=50)
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--learning-rate", type=float, default=0.01)
+    parser.add_argument("--num-samples", type=int, default=2)
+    parser.add_argument("--predict-samples", type=int, default=50)
+    parser.add_argument("--infer-steps", type=int, default=300)
+    parser.add_argument("--num-test-users", type=int, default=100)
+    parser.add_argument("--condition-fraction", type=float, default=0.5)
+    parser.add_argument("--gpy", action=__import__("argparse").BooleanOptionalAction, default=True)
+    parser.add_argument("--gpy-iters", type=int, default=30)
+    parser.add_argument("--gpy-splits", default="u1")
+    parser.add_argument("--figure-dir", type=Path, default=None)
+    parser.add_argument("--small", action="store_true", help="small slice, few epochs (tests)")
+    args = parser.parse_args(argv)
+    if args.epochs is None:
+        args.epochs = 3 if args.small else 300
+    args.gpy_splits = args.gpy_splits.split(",")
+    protocols = args.protocol.split(",")
+
+    ml = load_movielens(args.data_dir, split=None, download=False)
+    ratings = ratings_matrix(ml.ratings)
+    genres = ml.items.genres.astype(bool)
+    if args.small:
+        args.num_test_users = min(args.num_test_users, 15)
+        args.infer_steps = min(args.infer_steps, 10)
+        args.predict_samples = min(args.predict_samples, 5)
+        args.gpy_iters = min(args.gpy_iters, 1)
+        args.flows = [k for k in args.flows if k in (0, 20)][:2]
+        args.num_inducing = min(args.num_inducing, 10)
+        args.latent_dim = min(args.latent_dim, 3)
+    results = {"config": as_builtin({k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()})}
+
+    if "a" in protocols:
+        data = small_slice(ratings) if args.small else ratings
+        results["a"] = protocol_a(data, args)
+        rows = []
+        for name, row in results["a"].items():
+            rows.append({"q(X)": name, "RMSE": row.get("rmse"), "paper RMSE": row.get("paper_rmse"),
+                         "test loglik": row.get("test_loglik"),
+                         "s/epoch": row.get("seconds_per_epoch", row.get("seconds_per_iter"))})
+        print_table(rows, ["q(X)", "RMSE", "paper RMSE", "test loglik", "s/epoch"],
+                    title=f"(a) MovieLens 100K, 843/100 users, conditioning fraction {args.condition_fraction}")
+    if "b" in protocols:
+        splits = {}
+        for split in args.splits.split(","):
+            mls = load_movielens(args.data_dir, split=split, download=False)
+            train, test = ratings_matrix(mls.train), ratings_matrix(mls.test)
+            if args.small:
+                keep = small_slice(ratings).shape  # same slice definition on the split
+                items = np.sort(np.argsort(-np.diff(ratings.tocsc().indptr))[:SMALL_ITEMS])
+                users = np.sort(np.argsort(-np.diff(ratings[:, items].tocsr().indptr))[:SMALL_USERS])
+                train, test = train[users][:, items], test[users][:, items]
+                assert train.shape == keep
+            nonempty = np.diff(train.indptr) > 0
+            splits[split] = (sp.csr_matrix(train[nonempty]), sp.csr_matrix(test[nonempty]))
+            if args.small:
+                break
+        results["b"] = protocol_b(splits, args)
+        print_table([dict(split=s, **r) for s, r in results["b"].items()],
+                    ["split", "gplvf_rmse", "bias_rmse", "gpy_rmse", "gplvf_seconds_per_epoch", "gpy_seconds_per_iter"],
+                    title="(b) MovieLens 100K uK.base -> uK.test RMSE")
+    if "c" in protocols:
+        data, g = (ratings, genres)
+        if args.small:  # the slice's 60 most active users, 2 flow lengths
+            args.flows_c = args.flows_c[:2]
+            data = ratings[np.sort(np.argsort(-np.diff(ratings.indptr))[:SMALL_USERS])]
+        results["c"] = protocol_c(data, g, list(ml.items.genre_names), args)
+    write_results(results, args.output)
+    return results
+
+
+if __name__ == "__main__":
+    main()

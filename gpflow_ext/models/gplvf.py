@@ -1,0 +1,550 @@
+"""GPLVF: Bayesian GPLVM trained by stochastic variational inference with a flow q(X).
+
+Paper: "Gaussian process latent variable flows" (Sections 2-4, Appendix A).
+
+Model (Section 2): p(x_n) = N(0, I_Q); f_d ~ GP(m_d, k) with one SE-ARD kernel shared by the
+D outputs; y_nd ~ N(f_d(x_n), σ²). Inducing variables u_d = f_d(Z) share Z ∈ R^{M×Q}.
+
+Variational family (eq. 2, 4): q(u_d) = N(m_d, S_d) kept explicit (uncollapsed), and
+q(x_n) = the base Gaussian N(μ_n, diag s_n) pushed through a flow g_K ∘ … ∘ g_1 whose
+parameters λ are shared by all rows (``flow=None``: the Gaussian Bayesian GPLVM baseline).
+
+Bound (eq. 3, A.3 eq. 16-23), a sum over rows n so minibatches of rows give unbiased
+estimates:
+
+    L = Σ_n { Σ_{d ∈ o(n)} E_{q(x_n)} E_{q(u_d)} E_{p(f_d|u_d,x_n)} log N(y_nd | f_d(x_n), σ²)
+              - KL(q(x_n) ‖ p(x_n)) }  -  Σ_d KL(q(u_d) ‖ p(u_d)).
+
+The inner two expectations are analytic for each x (eq. 17-21):
+log N(y | μ_d(x), σ²) - v_d(x)/(2σ²) with μ_d, v_d the SVGP predictive mean and variance
+(v_d(x) = q_nn + Λ_nn). The outer expectation over x_n uses reparameterised Monte Carlo:
+x_n = g(μ_n + √s_n ε), ε ~ N(0, I). Missing entries are marginalised out (eq. 5): o(n) is
+the set of observed outputs of row n, nothing is imputed. KL(q(x_n)‖p(x_n)) is estimated on
+the same samples with the flow's log-det:
+log q(x) = log N(x⁰; μ, s) - Σ_k log|det ∂g_k/∂x^{(k-1)}|  (eq. 4), never the base-Gaussian KL.
+KL(q(u_d)‖p(u_d)) is closed form (``gpflow.kullback_leiblers.prior_kl``).
+"""
+from typing import Callable, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import scipy.sparse
+import tensorflow as tf
+import tensorflow_probability as tfp
+import gpflow
+from check_shapes import check_shapes
+from gpflow.base import Parameter
+from gpflow.config import default_float, default_jitter
+from gpflow.keras import tf_keras
+from gpflow.models.model import BayesianModel
+from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
+from gpflow.utilities import positive, triangular
+
+from ..bijectors.planar import flow_forward_and_log_det
+
+__all__ = [
+    "GPLVF",
+    "validate_observations",
+    "masked_gaussian_expected_log_likelihood",
+    "gaussian_kl_to_standard_normal",
+    "flow_kl_to_standard_normal",
+    "build_encoder",
+]
+
+LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+# ----------------------------------------------------------------------------------------
+# input checks (API boundary, before any tf.function)
+# ----------------------------------------------------------------------------------------
+def validate_observations(
+    Y, mask=None, *, name: str = "data", num_outputs: Optional[int] = None, allow_empty_rows: bool = False
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Turn observations into (values [N, D] float64 with 0 where missing, mask [N, D] bool).
+
+    ``Y`` is a 2-D array with NaN for missing entries (the paper's convention, Section 4.2
+    footnote 3), or a 2-D array plus a boolean/0-1 ``mask`` (True = observed), or a
+    ``scipy.sparse`` matrix whose stored entries are the observed ones. Raises ValueError
+    naming the argument for: wrong rank or width, empty data, NaN at an entry the mask
+    says is observed, ±inf, a mask of the wrong shape or values, and rows with nothing
+    observed (unless ``allow_empty_rows``).
+    """
+    if scipy.sparse.issparse(Y):
+        if mask is not None:
+            raise ValueError(f"{name}: a scipy.sparse matrix carries its own mask (its stored entries); pass mask=None")
+        Y = scipy.sparse.csr_matrix(Y)
+        Y.sum_duplicates()
+        values = np.zeros(Y.shape, dtype=np.float64)
+        observed = np.zeros(Y.shape, dtype=bool)
+        rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))
+        values[rows, Y.indices] = Y.data
+        observed[rows, Y.indices] = True
+        Y, mask = values, observed
+        if not np.all(np.isfinite(Y)):
+            raise ValueError(f"{name}: stored entries of the sparse matrix must be finite (NaN/inf found)")
+    try:
+        Y = np.asarray(Y, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a numeric 2-D array, got {type(Y).__name__}") from err
+    if Y.ndim != 2:
+        raise ValueError(f"{name} must be 2-D [N, D], got shape {Y.shape}")
+    if Y.shape[0] == 0 or Y.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {Y.shape}")
+    if num_outputs is not None and Y.shape[1] != num_outputs:
+        raise ValueError(f"{name} must have width D={num_outputs} (the model's outputs), got {Y.shape[1]}")
+    if mask is None:
+        mask = ~np.isnan(Y)
+    else:
+        mask = np.asarray(mask)
+        if mask.shape != Y.shape:
+            raise ValueError(f"mask must have the shape of {name} {Y.shape}, got {mask.shape}")
+        if mask.dtype != bool:
+            if not np.all(np.isin(mask, (0, 1))):
+                raise ValueError("mask must be boolean or 0/1 (1 = observed)")
+            mask = mask.astype(bool)
+        if np.any(np.isnan(Y[mask])):
+            bad = np.argwhere(np.isnan(Y) & mask)[0]
+            raise ValueError(
+                f"{name} has NaN at observed entry {tuple(int(i) for i in bad)}: with an explicit mask, "
+                "NaN is only allowed where mask is False (or pass mask=None to read NaN as missing)"
+            )
+    if np.any(np.isinf(Y[mask])):
+        bad = np.argwhere(np.isinf(Y) & mask)[0]
+        raise ValueError(f"{name} has an infinite value at observed entry {tuple(int(i) for i in bad)}")
+    empty_rows = np.flatnonzero(~mask.any(axis=1))
+    if empty_rows.size and not allow_empty_rows:
+        raise ValueError(
+            f"{name}: {empty_rows.size} row(s) have no observed entry (first: {empty_rows[:5].tolist()}); "
+            "a row with nothing observed carries no information about its latent point - drop it"
+        )
+    values = np.where(mask, Y, 0.0)
+    return values, mask
+
+
+def _check_latents(x_mean, x_var, latent_dim: int, num_rows: Optional[int] = None):
+    x_mean = np.asarray(x_mean, dtype=np.float64)
+    x_var = np.asarray(x_var, dtype=np.float64)
+    for arg, value in (("x_mean", x_mean), ("x_var", x_var)):
+        if value.ndim != 2 or value.shape[1] != latent_dim:
+            raise ValueError(f"{arg} must have shape [N, {latent_dim}], got {value.shape}")
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{arg} must be finite")
+        if num_rows is not None and value.shape[0] != num_rows:
+            raise ValueError(f"{arg} must have {num_rows} rows (one per data row), got {value.shape[0]}")
+    if x_mean.shape != x_var.shape:
+        raise ValueError(f"x_mean {x_mean.shape} and x_var {x_var.shape} must have the same shape")
+    if np.any(x_var <= 0):
+        raise ValueError("x_var must be strictly positive")
+    return x_mean, x_var
+
+
+# ----------------------------------------------------------------------------------------
+# maths as free functions
+# ----------------------------------------------------------------------------------------
+@check_shapes(
+    "Y: [batch..., D]",
+    "mask: [batch..., D]",
+    "f_mean: [batch..., D]",
+    "f_var: [batch..., D]",
+    "return: [batch...]",
+)
+def masked_gaussian_expected_log_likelihood(Y, mask, f_mean, f_var, noise_variance) -> tf.Tensor:
+    """Σ_{d observed} E_{N(f; μ, v)} log N(y_d | f, σ²) = Σ_d [log N(y_d | μ_d, σ²) - v_d / (2σ²)] (eq. 20-21).
+
+    Missing entries (mask False) contribute exactly zero, whatever ``Y`` holds there (eq. 5).
+    """
+    mask = tf.cast(mask, tf.bool)
+    Y = tf.where(mask, Y, tf.zeros_like(Y))  # [..., D] values at missing entries never reach the maths
+    per_entry = -0.5 * (LOG_2PI + tf.math.log(noise_variance)) - 0.5 * (
+        tf.square(Y - f_mean) + f_var
+    ) / noise_variance  # [..., D]
+    return tf.reduce_sum(tf.where(mask, per_entry, tf.zeros_like(per_entry)), axis=-1)  # [...]
+
+
+@check_shapes(
+    "x_mean: [N, Q]",
+    "x_var: [N, Q]",
+    "return: [N]",
+)
+def gaussian_kl_to_standard_normal(x_mean, x_var) -> tf.Tensor:
+    """Closed-form KL(N(μ, diag s) ‖ N(0, I)) per row (A.5)."""
+    return 0.5 * tf.reduce_sum(x_var + tf.square(x_mean) - 1.0 - tf.math.log(x_var), axis=-1)
+
+
+@check_shapes(
+    "x_mean: [N, Q]",
+    "x_var: [N, Q]",
+    "base_noise: [S, N, Q]",
+    "return[0]: [S, N, Q]",
+    "return[1]: [N]",
+)
+def flow_kl_to_standard_normal(flow, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+    """Samples x = g(μ + √s ε) of q(x_n) (eq. 4) and the MC estimate of KL(q(x_n) ‖ N(0, I)).
+
+    KL ≈ 1/S Σ_s [log N(x⁰_s; μ, s) - log|det ∂g/∂x⁰|(x⁰_s) - log N(g(x⁰_s); 0, I)],
+    an unbiased estimator of the KL of the *flowed* density (not of the base Gaussian).
+    """
+    x0 = x_mean + tf.sqrt(x_var) * base_noise  # [S, N, Q]
+    x, log_det = flow_forward_and_log_det(flow, x0)  # [S, N, Q], [S, N]
+    log_q0 = -0.5 * tf.reduce_sum(
+        LOG_2PI + tf.math.log(x_var) + tf.square(base_noise), axis=-1
+    )  # [S, N]
+    log_q = log_q0 - log_det  # [S, N]
+    log_prior = -0.5 * tf.reduce_sum(LOG_2PI + tf.square(x), axis=-1)  # [S, N]
+    return x, tf.reduce_mean(log_q - log_prior, axis=0)  # [S, N, Q], [N]
+
+
+def build_encoder(output_dim: int, latent_dim: int, hidden_units: Sequence[int] = (128, 64)) -> tf_keras.Model:
+    """Back-constraint network (Table 1, Lawrence and Quiñonero Candela 2006): a masked row
+    [y ⊙ m, m] ∈ R^{2D} -> (μ_n, log s_n) ∈ R^{2Q}. Built, float64."""
+    dtype = default_float()
+    inputs = tf_keras.Input(shape=(2 * output_dim,), dtype=dtype)
+    hidden = inputs
+    for width in hidden_units:
+        hidden = tf_keras.layers.Dense(width, activation="tanh", dtype=dtype)(hidden)
+    outputs = tf_keras.layers.Dense(
+        2 * latent_dim,
+        dtype=dtype,
+        kernel_initializer=tf_keras.initializers.RandomNormal(stddev=1e-2),
+        bias_initializer=tf_keras.initializers.Constant(np.r_[np.zeros(latent_dim), np.full(latent_dim, -2.0)]),
+    )(hidden)
+    return tf_keras.Model(inputs, outputs, name="gplvf_encoder")
+
+
+# ----------------------------------------------------------------------------------------
+# the model
+# ----------------------------------------------------------------------------------------
+class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
+    """Bayesian GPLVM with a flow q(X), trained by SVI over minibatches of rows.
+
+    ``GPLVF(Y, latent_dim=Q, num_inducing=M, flow=planar_flow(K, Q))``; ``Y`` [N, D] with NaN
+    for missing entries (or ``mask=``, or a scipy.sparse matrix of observed entries).
+    Train with ``gpflow_ext.training.fit(model, model.training_data(), batch_size=...)``: the
+    data tuple is (values [N, D], mask [N, D], row index [N]); the row index selects the
+    local parameters (μ_n, s_n) of q(x_n). With ``encoder=...`` the local parameters come
+    from a tf_keras network applied to the masked row instead (amortised inference).
+    """
+
+    def __init__(
+        self,
+        data,
+        latent_dim: int,
+        num_inducing: int,
+        flow: Optional[tfp.bijectors.Bijector] = None,
+        *,
+        mask=None,
+        kernel: Optional[gpflow.kernels.Kernel] = None,
+        mean_function: Optional[gpflow.mean_functions.MeanFunction] = None,
+        noise_variance: Optional[float] = None,
+        num_samples: int = 1,
+        whiten: bool = True,
+        encoder: Union[None, bool, tf_keras.Model] = None,
+        X_mean: Optional[np.ndarray] = None,
+        X_var: Optional[np.ndarray] = None,
+        Z: Optional[np.ndarray] = None,
+        kl_x: str = "auto",
+        seed: int = 0,
+    ):
+        values, observed = validate_observations(data, mask, name="data")
+        num_data, output_dim = values.shape
+        for arg, value in (("latent_dim", latent_dim), ("num_inducing", num_inducing), ("num_samples", num_samples)):
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{arg} must be a positive integer, got {value!r}")
+        if kl_x not in ("auto", "analytic", "monte_carlo"):
+            raise ValueError(f"kl_x must be 'auto', 'analytic' or 'monte_carlo', got {kl_x!r}")
+        if kl_x == "analytic" and flow is not None:
+            raise ValueError("kl_x='analytic' needs flow=None: with a flow KL(q(x)||p(x)) has no closed form")
+        if flow is not None and not isinstance(flow, tfp.bijectors.Bijector):
+            raise TypeError(f"flow must be a tfp.bijectors.Bijector (e.g. planar_flow(K, Q)) or None, got {type(flow)}")
+        super().__init__()
+        rng = np.random.default_rng(seed)
+        self.num_data = int(num_data)
+        self.output_dim = int(output_dim)
+        self.latent_dim = int(latent_dim)
+        self.num_samples = int(num_samples)
+        self.whiten = bool(whiten)
+        self.kl_x = "analytic" if (kl_x == "auto" and flow is None) else ("monte_carlo" if kl_x == "auto" else kl_x)
+        self._values = values
+        self._mask = observed
+
+        if X_mean is None:
+            X_mean = self._pca_init(values, observed, latent_dim, rng)
+        if X_var is None:
+            X_var = np.full((num_data, latent_dim), 0.1)
+        X_mean, X_var = _check_latents(X_mean, X_var, latent_dim, num_data)
+        self.X_mean = Parameter(X_mean, name="X_mean")  # [N, Q] base-Gaussian means μ_n
+        self.X_var = Parameter(X_var, transform=positive(), name="X_var")  # [N, Q] base variances s_n
+
+        if Z is None:
+            Z = X_mean[rng.permutation(num_data)[:num_inducing]]
+            if Z.shape[0] < num_inducing:  # fewer rows than inducing points
+                Z = np.concatenate([Z, rng.standard_normal((num_inducing - Z.shape[0], latent_dim))])
+        Z = np.asarray(Z, dtype=np.float64)
+        if Z.shape != (num_inducing, latent_dim):
+            raise ValueError(f"Z must have shape [num_inducing={num_inducing}, latent_dim={latent_dim}], got {Z.shape}")
+        self.inducing_variable = gpflow.inducing_variables.InducingPoints(Z)
+
+        if kernel is None:
+            kernel = gpflow.kernels.SquaredExponential(lengthscales=np.ones(latent_dim))  # SE-ARD
+        self.kernel = kernel
+        if mean_function is None:
+            column_sum = values.sum(0)
+            column_count = observed.sum(0)
+            global_mean = column_sum.sum() / column_count.sum()
+            # column means shrunk to the global mean (5 pseudo-observations): a per-output bias
+            mean_function = gpflow.mean_functions.Constant(
+                (column_sum + 5.0 * global_mean) / (column_count + 5.0)
+            )
+        self.mean_function = mean_function
+        if noise_variance is None:
+            noise_variance = max(0.1 * float(np.var(values[observed])), 1e-3)
+        self.likelihood = gpflow.likelihoods.Gaussian(variance=noise_variance)
+
+        self.q_mu = Parameter(np.zeros((num_inducing, output_dim)), name="q_mu")  # [M, D]
+        q_sqrt = np.tile(np.eye(num_inducing)[None], (output_dim, 1, 1))  # [D, M, M]
+        if not self.whiten:
+            Kmm = gpflow.covariances.Kuu(self.inducing_variable, self.kernel, jitter=default_jitter()).numpy()
+            q_sqrt = q_sqrt * np.linalg.cholesky(Kmm)[None]
+        self.q_sqrt = Parameter(q_sqrt, transform=triangular(), name="q_sqrt")  # [D, M, M]
+
+        self.flow = flow
+        # Monte Carlo noise from a generator whose state is a variable: reproducible, checkpointed
+        # with the model, and no seed-at-trace ops (fit then traces the step once).
+        self.noise_generator = tf.random.Generator.from_seed(seed)
+        if encoder is True:
+            encoder = build_encoder(output_dim, latent_dim)
+        if encoder is not None and encoder is not False:
+            if not isinstance(encoder, tf_keras.Model):
+                raise TypeError("encoder must be True, None or a built tf_keras.Model mapping [B, 2D] -> [B, 2Q]")
+            if not encoder.built:
+                encoder.build((None, 2 * output_dim))
+            self.encoder = encoder
+        else:
+            self.encoder = None
+
+    # ------------------------------------------------------------------ setup helpers
+    @staticmethod
+    def _pca_init(values, observed, latent_dim, rng) -> np.ndarray:
+        """PCA of the observed entries (a sparse matrix of centred observed values) via
+        randomized SVD, scaled to unit variance; nothing is imputed."""
+        from sklearn.utils.extmath import randomized_svd
+
+        column_mean = values.sum(0) / np.maximum(observed.sum(0), 1)
+        centred = scipy.sparse.csr_matrix(np.where(observed, values - column_mean, 0.0))
+        k = min(latent_dim, min(centred.shape) - 1)
+        if k < 1:
+            return 0.1 * rng.standard_normal((values.shape[0], latent_dim))
+        U, s, _ = randomized_svd(centred, k, random_state=int(rng.integers(2**31)))
+        X = U * s
+        X = X / (X.std(0, keepdims=True) + 1e-12)
+        if k < latent_dim:
+            X = np.concatenate([X, 0.1 * rng.standard_normal((X.shape[0], latent_dim - k))], axis=1)
+        return X + 1e-3 * rng.standard_normal(X.shape)
+
+    def training_data(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(values [N, D] with 0 at missing entries, mask [N, D] float, row index [N]) for ``fit``."""
+        return (
+            self._values,
+            self._mask.astype(np.float64),
+            np.arange(self.num_data, dtype=np.int64),
+        )
+
+    # ------------------------------------------------------------------ q(x_n)
+    def local_parameters(self, values, mask, row_index) -> Tuple[tf.Tensor, tf.Tensor]:
+        """(μ_n, s_n) of the base Gaussian for a batch: gathered by row index, or from the encoder."""
+        if self.encoder is not None:
+            mask = tf.cast(mask, default_float())
+            out = self.encoder(tf.concat([values * mask, mask], axis=-1))  # [B, 2Q]
+            x_mean = out[:, : self.latent_dim]  # [B, Q]
+            x_var = tf.exp(tf.clip_by_value(out[:, self.latent_dim:], -20.0, 5.0))  # [B, Q]
+            return x_mean, x_var
+        row_index = tf.cast(row_index, tf.int64)
+        return tf.gather(self.X_mean, row_index), tf.gather(self.X_var, row_index)  # [B, Q] each
+
+    def latent_samples_and_kl(self, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+        """x ~ q(x_n) [S, B, Q] and KL(q(x_n) ‖ p(x_n)) [B] (closed form for a Gaussian q if kl_x='analytic')."""
+        x, kl_mc = flow_kl_to_standard_normal(self.flow, x_mean, x_var, base_noise)
+        if self.kl_x == "analytic":
+            return x, gaussian_kl_to_standard_normal(x_mean, x_var)
+        return x, kl_mc
+
+    # ------------------------------------------------------------------ f | x
+    def predict_f_at(self, x: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+        """q(f_d(x)) = ∫ p(f_d | u_d, x) q(u_d) du_d for points x [..., Q]: mean, var [..., D]."""
+        batch_shape = tf.shape(x)[:-1]
+        x_flat = tf.reshape(x, [-1, self.latent_dim])  # [S*B, Q]
+        f_mean, f_var = gpflow.conditionals.conditional(
+            x_flat,
+            self.inducing_variable,
+            self.kernel,
+            self.q_mu,
+            q_sqrt=self.q_sqrt,
+            full_cov=False,
+            white=self.whiten,
+        )  # [S*B, D] each
+        f_mean = f_mean + self.mean_function(x_flat)
+        out_shape = tf.concat([batch_shape, [self.output_dim]], axis=0)
+        return tf.reshape(f_mean, out_shape), tf.reshape(f_var, out_shape)
+
+    def prior_kl(self) -> tf.Tensor:
+        """Σ_d KL(q(u_d) ‖ p(u_d)), closed form."""
+        return gpflow.kullback_leiblers.prior_kl(
+            self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten
+        )
+
+    # ------------------------------------------------------------------ bound
+    def row_terms(self, values, mask, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+        """Per-row (E_q log p(y_o | x, u) [B], KL(q(x_n)‖p(x_n)) [B]) from base noise [S, B, Q]."""
+        x, kl_x = self.latent_samples_and_kl(x_mean, x_var, base_noise)  # [S, B, Q], [B]
+        f_mean, f_var = self.predict_f_at(x)  # [S, B, D]
+        expected_log_lik = masked_gaussian_expected_log_likelihood(
+            tf.broadcast_to(values[None], tf.shape(f_mean)),
+            tf.broadcast_to(tf.cast(mask, tf.bool)[None], tf.shape(f_mean)),
+            f_mean, f_var, self.likelihood.variance,
+        )  # [S, B]
+        return tf.reduce_mean(expected_log_lik, axis=0), kl_x
+
+    def elbo_given_base_noise(self, data, base_noise) -> tf.Tensor:
+        """The bound (eq. 22-23) for a minibatch of rows with fixed base noise ε [S, B, Q]."""
+        values, mask, row_index = data
+        values = tf.convert_to_tensor(values, dtype=default_float())
+        x_mean, x_var = self.local_parameters(values, mask, row_index)
+        expected_log_lik, kl_x = self.row_terms(values, mask, x_mean, x_var, base_noise)
+        batch_size = tf.cast(tf.shape(values)[0], default_float())
+        scale = tf.cast(self.num_data, default_float()) / batch_size
+        return scale * tf.reduce_sum(expected_log_lik - kl_x) - self.prior_kl()
+
+    def elbo(self, data) -> tf.Tensor:
+        """Unbiased minibatch estimate of the bound; ``data`` = (values [B, D], mask [B, D], row index [B])."""
+        batch_size = tf.shape(data[0])[0]
+        base_noise = self.noise_generator.normal(
+            [self.num_samples, batch_size, self.latent_dim], dtype=default_float()
+        )  # [S, B, Q]
+        return self.elbo_given_base_noise(data, base_noise)
+
+    def maximum_log_likelihood_objective(self, data) -> tf.Tensor:
+        return self.elbo(data)
+
+    # ------------------------------------------------------------------ new rows
+    def _check_new_rows(self, Y, mask, name="Y_new"):
+        return validate_observations(Y, mask, name=name, num_outputs=self.output_dim)
+
+    def encode(self, Y, mask=None) -> Tuple[np.ndarray, np.ndarray]:
+        """Amortised q(x*) for new partially observed rows: (μ*, s*) from the encoder, no optimisation."""
+        if self.encoder is None:
+            raise ValueError("this GPLVF has no encoder; use infer_latent() for new rows")
+        values, observed = self._check_new_rows(Y, mask)
+        x_mean, x_var = self.local_parameters(tf.constant(values), tf.constant(observed.astype(np.float64)), None)
+        return x_mean.numpy(), x_var.numpy()
+
+    def _best_training_latents(self, values, observed) -> np.ndarray:
+        """Initial μ* for new rows: the training-row mean μ_n whose predicted row best fits the observed entries."""
+        f_mean, _ = self.predict_f_at(tf.convert_to_tensor(self.X_mean))  # [N, D]
+        f_mean = f_mean.numpy()
+        m = observed.astype(np.float64)
+        err = (m * values**2).sum(1)[:, None] - 2 * (m * values) @ f_mean.T + m @ (f_mean**2).T  # [N*, N]
+        return self.X_mean.numpy()[np.argmin(err, axis=1)]
+
+    def infer_latent(
+        self,
+        Y,
+        mask=None,
+        *,
+        num_steps: int = 300,
+        learning_rate: float = 0.05,
+        num_samples: Optional[int] = None,
+        seed: int = 0,
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """Non-amortised q(x*) for new rows: maximise Σ_n [E log p(y*_o | x*) - KL(q(x*_n)‖p)] over
+        (μ*_n, s*_n) only; kernel, Z, q(u), noise and flow stay fixed. Returns (μ* [N*, Q], s* [N*, Q]).
+        With an encoder, starts from its output."""
+        values, observed = self._check_new_rows(Y, mask)
+        if not isinstance(num_steps, (int, np.integer)) or num_steps < 0:
+            raise ValueError(f"num_steps must be a non-negative integer, got {num_steps!r}")
+        num_samples = self.num_samples if num_samples is None else int(num_samples)
+        if self.encoder is not None:
+            init_mean, init_var = self.encode(values, observed)
+        else:
+            init_mean = self._best_training_latents(values, observed)
+            init_var = np.full_like(init_mean, 0.1)
+        x_mean = tf.Variable(init_mean, dtype=default_float())
+        x_log_var = tf.Variable(np.log(init_var), dtype=default_float())
+        values_t = tf.constant(values)
+        mask_t = tf.constant(observed)
+        generator = tf.random.Generator.from_seed(seed)
+        optimizer = tf_keras.optimizers.Adam(learning_rate)
+
+        @tf.function
+        def step():
+            noise = generator.normal([num_samples, values.shape[0], self.latent_dim], dtype=default_float())
+            with tf.GradientTape() as tape:
+                expected_log_lik, kl_x = self.row_terms(values_t, mask_t, x_mean, tf.exp(x_log_var), noise)
+                loss = -tf.reduce_sum(expected_log_lik - kl_x)
+            grads = tape.gradient(loss, [x_mean, x_log_var])
+            optimizer.apply_gradients(zip(grads, [x_mean, x_log_var]))
+            return loss
+
+        for _ in range(num_steps):
+            step()
+        return x_mean.numpy(), np.exp(x_log_var.numpy())
+
+    # ------------------------------------------------------------------ prediction
+    def _latent_draws(self, x_mean, x_var, num_samples, seed) -> tf.Tensor:
+        x_mean, x_var = _check_latents(x_mean, x_var, self.latent_dim)
+        rng = np.random.default_rng(seed)
+        noise = tf.constant(rng.standard_normal((num_samples,) + x_mean.shape))  # [J, N*, Q]
+        x0 = x_mean + np.sqrt(x_var) * noise
+        x, _ = flow_forward_and_log_det(self.flow, x0)
+        return x  # [J, N*, Q]
+
+    def _row_chunks(self, num_rows: int, num_samples: int):
+        """Row ranges small enough that GPflow's conditional ([D, M, J·rows] tiles) stays ~2e7 numbers."""
+        num_inducing = int(self.inducing_variable.num_inducing)
+        size = max(1, int(2e7 // max(1, num_samples * self.output_dim * num_inducing)))
+        return [(start, min(start + size, num_rows)) for start in range(0, num_rows, size)]
+
+    def predict_y(self, x_mean, x_var, *, num_samples: int = 100, seed: int = 0) -> Tuple[np.ndarray, np.ndarray]:
+        """Predictive mean and variance of every entry of rows with q(x*) (eq. 33's integrand
+        moments), by Monte Carlo over x* ~ q(x*): mean [N*, D], var [N*, D] (includes σ²).
+        Rows are processed in chunks to bound memory."""
+        x_mean, x_var = _check_latents(x_mean, x_var, self.latent_dim)
+        x_all = self._latent_draws(x_mean, x_var, num_samples, seed)  # [J, N*, Q]
+        means, variances = [], []
+        for start, stop in self._row_chunks(x_mean.shape[0], num_samples):
+            f_mean, f_var = self.predict_f_at(x_all[:, start:stop])  # [J, n, D]
+            mean = tf.reduce_mean(f_mean, axis=0)
+            var = tf.reduce_mean(f_var + tf.square(f_mean), axis=0) - tf.square(mean) + self.likelihood.variance
+            means.append(mean.numpy())
+            variances.append(var.numpy())
+        return np.concatenate(means), np.concatenate(variances)
+
+    def predict_log_density(
+        self, Y_test, x_mean, x_var, *, mask=None, num_samples: int = 100, seed: int = 0
+    ) -> np.ndarray:
+        """log p(y*_test | Y) per row by eq. 33: log 1/J Σ_j Π_{d ∈ test} N(y*_d | μ_d(x*_j), v_d(x*_j) + σ²)
+        with x*_j ~ q(x*). ``Y_test`` [N*, D] holds the test entries (NaN elsewhere or ``mask``)."""
+        values, observed = validate_observations(
+            Y_test, mask, name="Y_test", num_outputs=self.output_dim, allow_empty_rows=True
+        )
+        x_all = self._latent_draws(x_mean, x_var, num_samples, seed)  # [J, N*, Q]
+        if x_all.shape[1] != values.shape[0]:
+            raise ValueError(f"x_mean has {x_all.shape[1]} rows but Y_test has {values.shape[0]}")
+        out = []
+        for start, stop in self._row_chunks(values.shape[0], num_samples):
+            f_mean, f_var = self.predict_f_at(x_all[:, start:stop])  # [J, n, D]
+            total_var = f_var + self.likelihood.variance
+            log_dens = -0.5 * (
+                LOG_2PI + tf.math.log(total_var) + tf.square(values[None, start:stop] - f_mean) / total_var
+            )
+            log_dens = tf.reduce_sum(
+                tf.where(observed[None, start:stop], log_dens, tf.zeros_like(log_dens)), axis=-1
+            )  # [J, n]
+            out.append((tf.reduce_logsumexp(log_dens, axis=0) - np.log(num_samples)).numpy())
+        return np.concatenate(out)  # [N*]
+
+    def test_log_likelihood(self, Y_test, x_mean, x_var, *, mask=None, num_samples: int = 100, seed: int = 0) -> float:
+        """Eq. 33 summed over rows and divided by the number of test entries (A.6 footnote: averaged)."""
+        values, observed = validate_observations(
+            Y_test, mask, name="Y_test", num_outputs=self.output_dim, allow_empty_rows=True
+        )
+        per_row = self.predict_log_density(values, x_mean, x_var, mask=observed, num_samples=num_samples, seed=seed)
+        return float(per_row.sum() / observed.sum())

@@ -1,0 +1,375 @@
+"""GPLVF: the SVI bound against GPflow's collapsed BayesianGPLVM, the flow KL estimator,
+missing-data masks, minibatch factorisation, new-row inference, prediction and bad inputs."""
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_probability as tfp
+import gpflow
+from gpflow.expectations import expectation
+from gpflow.probability_distributions import DiagonalGaussian
+
+from gpflow_ext.bijectors import flow_forward_and_log_det, planar_flow
+from gpflow_ext.models import GPLVF
+from gpflow_ext.models.gplvf import (
+    flow_kl_to_standard_normal,
+    gaussian_kl_to_standard_normal,
+    validate_observations,
+)
+
+
+def _toy(rng, n=24, d=4, q=2, missing=0.0):
+    X = rng.standard_normal((n, q))
+    W = rng.standard_normal((q, d))
+    Y = np.sin(X) @ W + 0.1 * rng.standard_normal((n, d))
+    if missing:
+        drop = rng.random(Y.shape) < missing
+        drop[:, 0] = False  # no row empty
+        Y[drop] = np.nan
+    return Y
+
+
+# ------------------------------------------------------------------------------- KL(q(x)||p(x))
+def _per_sample_kl(flow, x_mean, x_var, noise):
+    """One-sample KL estimates [S, N] in a single call (rows tiled S times)."""
+    S, N, Q = noise.shape
+    tiled_mean = np.tile(x_mean, (S, 1))
+    tiled_var = np.tile(x_var, (S, 1))
+    _, kl = flow_kl_to_standard_normal(flow, tiled_mean, tiled_var, noise.reshape(1, S * N, Q))
+    return kl.numpy().reshape(S, N)
+
+
+def _mean_and_standard_error(samples):
+    return samples.mean(0), samples.std(0) / np.sqrt(samples.shape[0])
+
+
+def test_mc_kl_matches_closed_form_for_identity_flow():
+    rng = np.random.default_rng(0)
+    x_mean = rng.standard_normal((3, 2))
+    x_var = rng.uniform(0.1, 2.0, (3, 2))
+    exact = gaussian_kl_to_standard_normal(x_mean, x_var).numpy()
+    noise = rng.standard_normal((40000, 3, 2))
+    for flow in (None, tfp.bijectors.Identity(), planar_flow(0, 2)):
+        estimate, standard_error = _mean_and_standard_error(_per_sample_kl(flow, x_mean, x_var, noise))
+        assert np.all(np.abs(estimate - exact) < 4 * standard_error), (estimate, exact, standard_error)
+        assert np.all(standard_error < 0.02)
+
+
+def _kl_by_quadrature(flow, mean, var, points=241, half_width=7.0):
+    """KL(q‖N(0,I)) for Q=2 by quadrature over the base variable with an autodiff log|det J|:
+    KL = ∫ N(ε; 0, I) [log q0(x0) - log|det J(x0)| - log N(g(x0); 0, I)] dε,  x0 = μ + √s ε."""
+    grid = np.linspace(-half_width, half_width, points)
+    e1, e2 = np.meshgrid(grid, grid, indexing="ij")
+    eps = np.stack([e1.ravel(), e2.ravel()], 1)
+    columns = []
+    for k in range(2):  # forward-mode autodiff: one Jacobian column per tangent direction
+        x0 = tf.constant(mean + np.sqrt(var) * eps)  # a fresh tensor: tfp caches forward() per input
+        tangent = tf.constant(np.tile(np.eye(2)[k], (x0.shape[0], 1)))
+        with tf.autodiff.ForwardAccumulator(x0, tangent) as acc:
+            x = flow.forward(x0)
+        columns.append(acc.jvp(x).numpy())
+    jacobian = np.stack(columns, axis=-1)  # [G, 2, 2]
+    log_abs_det = np.log(np.abs(np.linalg.det(jacobian)))
+    log_q0 = -0.5 * np.sum(np.log(2 * np.pi * var) + eps**2, 1)
+    log_p = -0.5 * np.sum(np.log(2 * np.pi) + x.numpy() ** 2, 1)
+    weight = np.exp(-0.5 * np.sum(eps**2, 1)) / (2 * np.pi) * (grid[1] - grid[0]) ** 2
+    return float(np.sum(weight * (log_q0 - log_abs_det - log_p)))
+
+
+def test_mc_kl_with_planar_flow_matches_quadrature_and_differs_from_base_kl():
+    rng = np.random.default_rng(1)
+    flow = planar_flow(4, 2, init_scale=1.5, seed=3)
+    mean = np.array([[0.4, -0.7]])
+    var = np.array([[0.5, 1.3]])
+    exact = _kl_by_quadrature(flow, mean[0], var[0])
+    estimate, standard_error = _mean_and_standard_error(_per_sample_kl(flow, mean, var, rng.standard_normal((50000, 1, 2))))
+    assert abs(estimate[0] - exact) < 4 * standard_error[0], (estimate, exact, standard_error)
+    base_kl = gaussian_kl_to_standard_normal(mean, var).numpy()[0]
+    assert abs(base_kl - exact) > 10 * standard_error[0]  # the base-Gaussian KL is the wrong quantity
+
+
+def test_mc_kl_with_flow_matches_high_sample_estimate():
+    rng = np.random.default_rng(2)
+    flow = planar_flow(3, 3, init_scale=1.0, seed=5)
+    x_mean = rng.standard_normal((2, 3))
+    x_var = rng.uniform(0.2, 1.0, (2, 3))
+    reference = flow_kl_to_standard_normal(flow, x_mean, x_var, rng.standard_normal((40000, 2, 3)))[1].numpy()
+    small = _per_sample_kl(flow, x_mean, x_var, rng.standard_normal((2000, 2, 3)))  # one-sample estimates
+    estimate, standard_error = _mean_and_standard_error(small)
+    assert np.all(np.abs(estimate - reference) < 4 * standard_error)
+
+
+# ------------------------------------------------------------------------------- bound vs BayesianGPLVM
+def _optimal_q_u(kernel, Z, x_mean, x_var, Y, noise_variance):
+    """Analytic optimum q*(u_d) = N(m_d, Σ): Σ = K (K + σ⁻²Ψ2)⁻¹ K, m_d = σ⁻² K (K + σ⁻²Ψ2)⁻¹ Ψ1ᵀ y_d."""
+    iv = gpflow.inducing_variables.InducingPoints(Z)
+    px = DiagonalGaussian(tf.constant(x_mean), tf.constant(x_var))
+    psi1 = expectation(px, (kernel, iv)).numpy()  # [N, M]
+    psi2 = tf.reduce_sum(expectation(px, (kernel, iv), (kernel, iv)), 0).numpy()  # [M, M]
+    K = gpflow.covariances.Kuu(iv, kernel, jitter=gpflow.config.default_jitter()).numpy()
+    A = K + psi2 / noise_variance
+    Sigma = K @ np.linalg.solve(A, K)
+    m = K @ np.linalg.solve(A, psi1.T @ Y) / noise_variance  # [M, D]
+    return m, Sigma, K
+
+
+@pytest.mark.parametrize("whiten", [True, False])
+def test_svi_bound_matches_collapsed_bayesian_gplvm_at_optimal_q_u(whiten):
+    rng = np.random.default_rng(10)
+    N, D, Q, M = 20, 3, 2, 6
+    Y = _toy(rng, N, D, Q)
+    x_mean = rng.standard_normal((N, Q))
+    x_var = rng.uniform(0.05, 0.5, (N, Q))
+    Z = rng.standard_normal((M, Q))
+    lengthscales = np.array([1.3, 0.8])
+    noise_variance = 0.2
+
+    kernel = gpflow.kernels.SquaredExponential(variance=1.5, lengthscales=lengthscales)
+    reference = gpflow.models.BayesianGPLVM(
+        Y, x_mean, x_var, kernel, inducing_variable=gpflow.inducing_variables.InducingPoints(Z)
+    )
+    reference.likelihood.variance.assign(noise_variance)
+    collapsed = reference.elbo().numpy()
+
+    model = GPLVF(
+        Y, Q, M, flow=None, X_mean=x_mean, X_var=x_var, Z=Z, whiten=whiten,
+        kernel=gpflow.kernels.SquaredExponential(variance=1.5, lengthscales=lengthscales),
+        mean_function=gpflow.mean_functions.Zero(), noise_variance=noise_variance,
+    )
+    m, Sigma, K = _optimal_q_u(model.kernel, Z, x_mean, x_var, Y, noise_variance)
+    if whiten:
+        L = np.linalg.cholesky(K)
+        m = np.linalg.solve(L, m)
+        Sigma = np.linalg.solve(L, np.linalg.solve(L, Sigma).T)
+    model.q_mu.assign(m)
+    model.q_sqrt.assign(np.tile(np.linalg.cholesky(Sigma)[None], (D, 1, 1)))
+
+    data = model.training_data()
+    chunks = np.array([
+        model.elbo_given_base_noise(data, tf.constant(rng.standard_normal((100, N, Q)))).numpy() for _ in range(40)
+    ])  # 40 estimates, 100 samples each
+    estimate, standard_error = chunks.mean(), chunks.std() / np.sqrt(len(chunks))
+    assert abs(estimate - collapsed) < 4 * standard_error + 1e-8, (estimate, collapsed, standard_error)
+    assert standard_error < 0.05 * abs(collapsed)  # the comparison is not vacuous
+
+    # a non-optimal q(u) gives a strictly lower bound (the collapsed bound is the max over q(u))
+    model.q_mu.assign(m + 0.3)
+    worse = np.mean([
+        model.elbo_given_base_noise(data, tf.constant(rng.standard_normal((100, N, Q)))).numpy() for _ in range(10)
+    ])
+    assert worse < collapsed - 10 * standard_error
+
+
+# ------------------------------------------------------------------------------- missing data
+@pytest.mark.parametrize("with_flow", [False, True])
+def test_masked_entries_have_no_effect_on_bound_or_gradients(with_flow):
+    rng = np.random.default_rng(20)
+    Y = _toy(rng, 16, 5, 2, missing=0.4)
+    mask = ~np.isnan(Y)
+    garbage = np.where(mask, Y, rng.normal(0, 1e6, Y.shape))
+
+    def build(values, m):
+        return GPLVF(values, 2, 5, mask=m, flow=planar_flow(2, 2, init_scale=0.5) if with_flow else None, seed=1)
+
+    model_nan = build(Y, None)
+    model_garbage = build(garbage, mask)
+    noise = tf.constant(rng.standard_normal((3, 16, 2)))
+    idx = np.arange(16)
+
+    def bound_and_grads(model, values):
+        with tf.GradientTape() as tape:
+            bound = model.elbo_given_base_noise((values, mask.astype(float), idx), noise)
+        return bound.numpy(), [tf.convert_to_tensor(g).numpy() for g in tape.gradient(bound, model.trainable_variables)]
+
+    b1, g1 = bound_and_grads(model_nan, model_nan.training_data()[0])
+    b2, g2 = bound_and_grads(model_garbage, garbage)  # raw garbage straight into the bound
+    b3, g3 = bound_and_grads(model_nan, np.where(mask, Y, np.nan))  # NaN at the masked entries
+    assert np.isfinite(b1)
+    np.testing.assert_allclose(b2, b1, rtol=1e-13)
+    np.testing.assert_allclose(b3, b1, rtol=1e-13)
+    for a, b, c in zip(g1, g2, g3):
+        assert np.all(np.isfinite(a))
+        np.testing.assert_allclose(b, a, rtol=1e-11, atol=1e-12)
+        np.testing.assert_allclose(c, a, rtol=1e-11, atol=1e-12)
+
+    # and an observed entry does matter
+    changed = model_nan.training_data()[0].copy()
+    changed[np.argwhere(mask)[0][0], np.argwhere(mask)[0][1]] += 1.0
+    b4, _ = bound_and_grads(model_nan, changed)
+    assert b4 != b1
+
+
+def test_bound_factorises_over_rows_for_minibatches():
+    rng = np.random.default_rng(30)
+    Y = _toy(rng, 12, 4, 2, missing=0.3)
+    model = GPLVF(Y, 2, 4, flow=planar_flow(2, 2, init_scale=0.5))
+    values, mask, idx = model.training_data()
+    noise = rng.standard_normal((2, 12, 2))
+    full = model.elbo_given_base_noise((values, mask, idx), tf.constant(noise)).numpy()
+    perm = rng.permutation(12)
+    batches = [perm[:4], perm[4:8], perm[8:]]
+    minibatch = [
+        model.elbo_given_base_noise((values[b], mask[b], idx[b]), tf.constant(noise[:, b])).numpy() for b in batches
+    ]
+    np.testing.assert_allclose(np.mean(minibatch), full, rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------- prediction
+def test_predictions_match_gpflow_svgp_at_points():
+    rng = np.random.default_rng(40)
+    Y = _toy(rng, 15, 3, 2, missing=0.2)
+    model = GPLVF(Y, 2, 5)
+    model.q_mu.assign(rng.standard_normal((5, 3)))
+    svgp = gpflow.models.SVGP(
+        model.kernel, model.likelihood, model.inducing_variable, mean_function=model.mean_function,
+        num_latent_gps=3, q_mu=model.q_mu.numpy(), q_sqrt=model.q_sqrt.numpy(), whiten=True,
+    )
+    x = rng.standard_normal((4, 2))
+    tiny = np.full_like(x, 1e-30)  # q(x*) a point mass: eq. 33 with J = 1 is an SVGP predictive density
+    mean, var = model.predict_y(x, tiny, num_samples=1)
+    ref_mean, ref_var = svgp.predict_y(x)
+    np.testing.assert_allclose(mean, ref_mean.numpy(), rtol=1e-9)
+    np.testing.assert_allclose(var, ref_var.numpy(), rtol=1e-9)
+    y_test = rng.standard_normal((4, 3))
+    np.testing.assert_allclose(
+        model.predict_log_density(y_test, x, tiny, num_samples=1),
+        svgp.predict_log_density((x, y_test)).numpy(), rtol=1e-9,
+    )
+    # with spread in q(x*): mixture over samples (log-mean-exp), never above the best sample
+    x_var = np.full_like(x, 0.3)
+    per_row = model.predict_log_density(y_test, x, x_var, num_samples=200)
+    assert per_row.shape == (4,) and np.all(np.isfinite(per_row))
+    # processing rows in chunks (memory bound) changes nothing
+    whole_mean, whole_var = model.predict_y(x, x_var, num_samples=7)
+    model._row_chunks = lambda n, j: [(i, i + 1) for i in range(n)]
+    chunk_mean, chunk_var = model.predict_y(x, x_var, num_samples=7)
+    np.testing.assert_allclose(chunk_mean, whole_mean, rtol=1e-12)
+    np.testing.assert_allclose(chunk_var, whole_var, rtol=1e-12)
+    np.testing.assert_allclose(model.predict_log_density(y_test, x, x_var, num_samples=200), per_row, rtol=1e-12)
+
+
+def test_infer_latent_keeps_model_fixed_and_improves_bound():
+    rng = np.random.default_rng(50)
+    Y = _toy(rng, 30, 5, 2, missing=0.3)
+    model = GPLVF(Y, 2, 6, flow=planar_flow(2, 2, init_scale=0.3))
+    before = [v.numpy().copy() for v in model.trainable_variables]
+    Y_new = _toy(rng, 5, 5, 2, missing=0.5)
+    mu0 = model._best_training_latents(*validate_observations(Y_new))
+    values, mask = validate_observations(Y_new)
+    noise = tf.constant(rng.standard_normal((256, 5, 2)))
+
+    def local_bound(mu, var):
+        ell, kl = model.row_terms(tf.constant(values), tf.constant(mask), tf.constant(mu), tf.constant(var), noise)
+        return float(tf.reduce_sum(ell - kl))
+
+    mu, var = model.infer_latent(Y_new, num_steps=60, learning_rate=0.05, num_samples=4)
+    assert mu.shape == (5, 2) and var.shape == (5, 2) and np.all(var > 0)
+    assert local_bound(mu, var) > local_bound(mu0, np.full_like(mu0, 0.1))
+    for a, v in zip(before, model.trainable_variables):
+        np.testing.assert_array_equal(a, v.numpy())
+    mean, pred_var = model.predict_y(mu, var, num_samples=20)
+    assert mean.shape == (5, 5) and np.all(pred_var > 0)
+    assert np.isfinite(model.test_log_likelihood(Y_new, mu, var, num_samples=20))
+
+
+def test_encoder_amortises_q_x():
+    rng = np.random.default_rng(60)
+    Y = _toy(rng, 20, 6, 2, missing=0.3)
+    model = GPLVF(Y, 2, 5, flow=planar_flow(1, 2), encoder=True)
+    encoder_vars = {id(v) for v in model.encoder.trainable_variables}
+    assert encoder_vars and encoder_vars <= {id(v) for v in model.trainable_variables}
+    data = model.training_data()
+    with tf.GradientTape() as tape:
+        bound = model.elbo(data)
+    grads = tape.gradient(bound, model.encoder.trainable_variables)
+    assert all(g is not None and np.all(np.isfinite(g.numpy())) for g in grads)
+    # the row index does not matter with an encoder
+    noise = tf.constant(rng.standard_normal((1, 20, 2)))
+    b1 = model.elbo_given_base_noise(data, noise)
+    b2 = model.elbo_given_base_noise((data[0], data[1], data[2][::-1]), noise)
+    np.testing.assert_allclose(b1.numpy(), b2.numpy())
+    mu, var = model.encode(Y[:3])
+    assert mu.shape == (3, 2) and np.all(var > 0)
+
+
+def test_short_training_increases_bound():
+    rng = np.random.default_rng(70)
+    Y = _toy(rng, 40, 5, 2, missing=0.3)
+    model = GPLVF(Y, 2, 8, flow=planar_flow(2, 2), num_samples=2)
+    data = model.training_data()
+    noise = tf.constant(rng.standard_normal((16, 40, 2)))
+    start = model.elbo_given_base_noise(data, noise).numpy()
+    optimizer = gpflow.keras.tf_keras.optimizers.Adam(0.02)
+    loss = tf.function(lambda: model.training_loss(data))
+    for _ in range(100):
+        optimizer.minimize(loss, model.trainable_variables)
+    assert model.elbo_given_base_noise(data, noise).numpy() > start
+
+
+# ------------------------------------------------------------------------------- bad inputs
+def test_bad_inputs_give_clear_errors():
+    rng = np.random.default_rng(80)
+    Y = _toy(rng, 10, 4, 2)
+    bad = Y.copy()
+    bad[3] = np.nan
+    with pytest.raises(ValueError, match="no observed entry"):
+        GPLVF(bad, 2, 3)
+    with pytest.raises(ValueError, match="no observed entry"):
+        row_two_unobserved = np.ones(Y.shape, bool)
+        row_two_unobserved[2] = False
+        GPLVF(Y, 2, 3, mask=row_two_unobserved)
+    model = GPLVF(Y, 2, 3)
+    with pytest.raises(ValueError, match="width D=4"):
+        model.infer_latent(Y[:, :3])
+    with pytest.raises(ValueError, match="width D=4"):
+        model.predict_log_density(Y[:, :3], np.zeros((10, 2)), np.ones((10, 2)))
+    nan_observed = Y.copy()
+    nan_observed[1, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN at observed entry \\(1, 1\\)"):
+        GPLVF(nan_observed, 2, 3, mask=np.ones_like(Y, dtype=bool))
+    inf = Y.copy()
+    inf[0, 2] = np.inf
+    with pytest.raises(ValueError, match="infinite"):
+        GPLVF(inf, 2, 3)
+    with pytest.raises(ValueError, match="2-D"):
+        GPLVF(Y[0], 2, 3)
+    with pytest.raises(ValueError, match="empty"):
+        GPLVF(np.zeros((0, 4)), 2, 3)
+    with pytest.raises(ValueError, match="mask must have the shape"):
+        GPLVF(Y, 2, 3, mask=np.ones((10, 3), bool))
+    with pytest.raises(ValueError, match="mask must be boolean"):
+        GPLVF(Y, 2, 3, mask=np.full(Y.shape, 2))
+    with pytest.raises(ValueError, match="latent_dim"):
+        GPLVF(Y, 0, 3)
+    with pytest.raises(ValueError, match="Z must have shape"):
+        GPLVF(Y, 2, 3, Z=np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="x_var must be strictly positive"):
+        model.predict_y(np.zeros((2, 2)), np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="flow must be"):
+        GPLVF(Y, 2, 3, flow="planar")
+    with pytest.raises(ValueError, match="kl_x='analytic' needs flow=None"):
+        GPLVF(Y, 2, 3, flow=planar_flow(1, 2), kl_x="analytic")
+    with pytest.raises(ValueError, match="no encoder"):
+        model.encode(Y)
+
+
+def test_sparse_input_equals_nan_input():
+    import scipy.sparse
+
+    rng = np.random.default_rng(90)
+    Y = _toy(rng, 8, 5, 2, missing=0.5)
+    mask = ~np.isnan(Y)
+    sparse = scipy.sparse.csr_matrix((Y[mask], np.nonzero(mask)), shape=Y.shape)
+    v1, m1 = validate_observations(Y)
+    v2, m2 = validate_observations(sparse)
+    np.testing.assert_array_equal(v1, v2)
+    np.testing.assert_array_equal(m1, m2)
+
+
+def test_trains_with_the_shared_fit_loop():
+    from gpflow_ext.training import fit
+
+    rng = np.random.default_rng(100)
+    Y = _toy(rng, 30, 4, 2, missing=0.3)
+    model = GPLVF(Y, 2, 5, flow=planar_flow(1, 2))
+    history = fit(model, model.training_data(), epochs=3, batch_size=10, learning_rate=0.02, progress=False)
+    assert len(history.objective) == 3 and np.all(np.isfinite(history.objective))
