@@ -131,8 +131,32 @@ def svgp_digits(
 
 
 # (name, function) in tour order; each function: tour(quick: bool = True, ...) -> dict
+def mlgpf_multilabel(quick: bool = True) -> Dict[str, Any]:
+    """MLGPF with subspace inducing inputs on a generated sparse multi-label problem (P@k)."""
+    from experiments.mlgpf_xmc import tour
+
+    return tour(quick)
+
+
+def svdkl_digits(quick: bool = True) -> Dict[str, Any]:
+    """DNN vs DNN+GP vs SV-DKL on scikit-learn's digits (accuracy)."""
+    from experiments.svdkl_images import tour
+
+    return tour(quick)
+
+
+def gplvf_digits(quick: bool = True) -> Dict[str, Any]:
+    """GPLVF on scikit-learn's digits with 40 % of pixels missing (imputation RMSE)."""
+    from experiments.gplvf_mnist import tour
+
+    return tour(quick)
+
+
 SECTIONS: List[Tuple[str, Callable[..., Dict[str, Any]]]] = [
     ("svgp_digits", svgp_digits),
+    ("mlgpf_multilabel", mlgpf_multilabel),
+    ("svdkl_digits", svdkl_digits),
+    ("gplvf_digits", gplvf_digits),
 ]
 
 
