@@ -23,12 +23,8 @@ from experiments.common import REPO, as_builtin, base_parser, print_table, write
 
 
 def _accuracy(labels, probabilities) -> float:
-    try:
-        from gpflow_ext.metrics import accuracy
-    except ImportError:  # metrics module not merged yet
-        import numpy as np
+    from gpflow_ext.metrics import accuracy
 
-        return float(np.mean(np.argmax(probabilities, axis=1) == np.asarray(labels).ravel()))
     return accuracy(labels, probabilities)
 
 
@@ -197,13 +193,14 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
                 progress=False if args.no_progress else None,
             )
         )
-    rows = [
-        {"section": name, **{k: v for k, v in result.items() if isinstance(v, (int, float))}}
+    rows = [  # one row per (section, figure): sections report different metrics
+        {"section": name, "figure": key, "value": float(value)}
         for name, result in results.items()
+        for key, value in result.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
     ]
-    metric_columns = sorted({k for row in rows for k in row if k != "section"})
     print()
-    print_table(rows, ["section"] + metric_columns, title="tour results")
+    print_table(rows, ["section", "figure", "value"], title="tour results")
     print(f"\nTensorBoard logs went to {args.logdir}  ->  tensorboard --logdir {args.logdir}")
     write_results(results, args.output)
     return results
