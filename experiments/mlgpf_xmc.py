@@ -54,15 +54,17 @@ def paper_row(dataset: str, method: str) -> Dict[str, Optional[float]]:
             "seconds_per_epoch": None if minutes is None else 60.0 * minutes}
 
 
-def load_dataset(data_dir, dataset: str):
-    """``(X_train, Y_train, X_test, Y_test)`` as CSR matrices via ``gpflow_ext.data``."""
+def load_dataset(data_dir, dataset: str, max_rows: Optional[int] = None):
+    """``(X_train, Y_train, X_test, Y_test)`` as CSR matrices via ``gpflow_ext.data``; ``max_rows``
+    keeps only the first rows of each split (smoke runs)."""
     from gpflow_ext.data import load_multilabel
 
     errors = []
     for name in DATASET_FILE_NAMES.get(dataset, [dataset]):
         try:
             train, test = load_multilabel(name, data_dir)
-            return train.X, train.Y, test.X, test.Y
+            rows = slice(max_rows or None)
+            return train.X[rows], train.Y[rows], test.X[rows], test.Y[rows]
         except FileNotFoundError as error:
             errors.append(str(error))
     raise FileNotFoundError("; ".join(errors))
@@ -220,10 +222,7 @@ def main(argv=None) -> Dict[str, Any]:
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
-    X_train, Y_train, X_test, Y_test = load_dataset(args.data_dir, args.dataset)
-    if args.max_train:
-        X_train, Y_train = X_train[: args.max_train], Y_train[: args.max_train]
-        X_test, Y_test = X_test[: args.max_train], Y_test[: args.max_train]
+    X_train, Y_train, X_test, Y_test = load_dataset(args.data_dir, args.dataset, args.max_train)
     result = run(
         args.dataset, args.method, X_train, Y_train, X_test, Y_test, epochs=args.epochs,
         logdir=args.logdir, seed=args.seed, learning_rate=args.learning_rate,

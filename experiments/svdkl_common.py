@@ -20,6 +20,15 @@ from gpflow_ext.models import SVDKL, pretrain_and_fit
 F64 = gpflow.default_float()
 
 
+def add_stage_arguments(parser) -> None:
+    """Command-line options of the DNN -> DNN+GP -> SV-DKL schedule shared by both SV-DKL scripts."""
+    parser.add_argument("--network-epochs", type=int, default=None, help="override E for the DNN stage")
+    parser.add_argument("--gp-epochs", type=int, default=None, help="override max(1, E//2) for the GP stage")
+    parser.add_argument("--joint-epochs", type=int, default=None, help="override E for the joint stage")
+    parser.add_argument("--joint-lr", type=float, default=1e-4, help="Adam learning rate of the joint stage")
+    parser.add_argument("--no-progress", action="store_true")
+
+
 def build_mlp(input_dim: int, num_outputs: int, hidden: Sequence[int] = (1000, 1000, 500, 50), seed: int = 0):
     """The paper's fully connected d-1000-1000-500-50-c ReLU network (Section 5.1/5.2)."""
     tf_keras.utils.set_random_seed(seed)

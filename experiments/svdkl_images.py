@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 from experiments.common import base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402
+    add_stage_arguments,
     build_lenet,
     build_mlp,
     figure3,
@@ -58,11 +59,7 @@ def main(argv=None):
     parser.add_argument("--max-train", type=int, default=None, help="subsample the training set (smoke runs)")
     parser.add_argument("--max-test", type=int, default=None)
     parser.add_argument("--figures", type=Path, default=None)
-    parser.add_argument("--network-epochs", type=int, default=None, help="override E for the DNN stage")
-    parser.add_argument("--gp-epochs", type=int, default=None, help="override max(1, E//2) for the GP stage")
-    parser.add_argument("--joint-epochs", type=int, default=None, help="override E for the joint stage")
-    parser.add_argument("--joint-lr", type=float, default=1e-4, help="Adam learning rate of the joint stage")
-    parser.add_argument("--no-progress", action="store_true")
+    add_stage_arguments(parser)
     args = parser.parse_args(argv)
     epochs = 10 if args.epochs is None else args.epochs
     train, test, C = load(args.dataset, args.data_dir, args.max_train, args.max_test, args.seed)

@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 from experiments.common import base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402
+    add_stage_arguments,
     build_mlp,
     figure3,
     image_to_tensorboard,
@@ -76,11 +77,7 @@ def main(argv=None):
     parser.add_argument("--max-test", type=int, default=None)
     parser.add_argument("--hidden", type=str, default="1000,1000,500,50", help="hidden layer sizes")
     parser.add_argument("--figures", type=Path, default=None, help="folder for the Figure 3 PNG")
-    parser.add_argument("--network-epochs", type=int, default=None, help="override E for the DNN stage")
-    parser.add_argument("--gp-epochs", type=int, default=None, help="override max(1, E//2) for the GP stage")
-    parser.add_argument("--joint-epochs", type=int, default=None, help="override E for the joint stage")
-    parser.add_argument("--joint-lr", type=float, default=1e-4, help="Adam learning rate of the joint stage")
-    parser.add_argument("--no-progress", action="store_true")
+    add_stage_arguments(parser)
     args = parser.parse_args(argv)
     epochs = 10 if args.epochs is None else args.epochs
     hidden = tuple(int(h) for h in args.hidden.split(",") if h)

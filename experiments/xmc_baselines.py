@@ -120,10 +120,7 @@ def main(argv=None) -> Dict[str, Any]:
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
-    X_train, Y_train, X_test, Y_test = load_dataset(args.data_dir, args.dataset)
-    if args.max_train:
-        X_train, Y_train = X_train[: args.max_train], Y_train[: args.max_train]
-        X_test, Y_test = X_test[: args.max_train], Y_test[: args.max_train]
+    X_train, Y_train, X_test, Y_test = load_dataset(args.data_dir, args.dataset, args.max_train)
     rows = []
     peers = [m for m in args.methods if m in PEER_METHODS]
     if peers:
