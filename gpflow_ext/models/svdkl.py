@@ -34,14 +34,19 @@ from gpflow.keras import tf_keras
 from gpflow.kullback_leiblers import prior_kl
 from gpflow.models import BayesianModel, ExternalDataTrainingLossMixin
 
-from ..covariances.grid import grid_kuu_factors
+from ..covariances.grid import (
+    circulant_embedding_size,
+    circulant_sqrt_apply,
+    grid_circulant_spectra,
+    grid_kuu_factors,
+)
 from ..inducing_variables.grid import (
     BoundedScaling,
     GridInducingPoints,
     interpolation_indices_and_weights,
 )
 from ..likelihoods.mixed_softmax import MixedSoftmax
-from ..variational.kronecker import KroneckerGaussian, kron_matmul
+from ..variational.kronecker import KroneckerGaussian, kron_apply
 
 __all__ = ["SVDKL", "SoftmaxNetwork", "pretrain_and_fit", "classification_metrics", "validate_classification_data"]
 
@@ -98,6 +103,23 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         q(v) = N(μ, ⊗_d L_d L_dᵀ). This is the same Kronecker family as the paper's q(u)
         (u's factors are R_d L_d) with the same KL, but far better conditioned for gradient
         descent on fine grids. ``False`` gives the paper's direct N(μ, LLᵀ) parameterisation.
+    :param grid_prior: ``"toeplitz"`` (default): the exact K_ZZ of the base kernel, whitened by the
+        Cholesky factors of its Toeplitz/Kronecker factors (O(m_d³) per step, for the sampler and,
+        unwhitened, the KL). ``"circulant"`` (the paper's circulant approximation of Toeplitz K_ZZ,
+        no Cholesky): each grid axis is embedded in a ring of n_d ≈ ``circulant_period_factor``·(m_d − 1)
+        points and the base kernel periodised with that period, whose circulant covariance C_d has
+        the closed-form spectrum of :func:`~gpflow_ext.covariances.grid.grid_circulant_spectra`;
+        u = (⊗_d R_d) v with R_d the first m_d rows of C_d^{1/2}F_dᵀ (F_d the ring's orthonormal real
+        Fourier basis), applied by inverse FFT in O(n log n); p(v) = N(0, I). q(v) is the Kronecker
+        Gaussian over the ``circulant_variational_size`` lowest-frequency coordinates of each axis
+        (default m_d, as many free numbers as the paper's full L), the higher frequencies staying
+        at their prior — their spectral weight is below the grid's resolution (relative
+        exp(−2π²ℓ²/(6h)²) for spacing h with the default factor 3). The prior is the periodised
+        kernel, exactly ``R Rᵀ`` = :func:`~gpflow_ext.covariances.grid.periodised_grid_kuu`, which
+        differs from the squared exponential by about k(P − span) (1.2e-8 for ℓ = 0.7 on [-1, 1] with
+        the default factor 3; 0.12 for ℓ = 2). Needs ``whiten=True``.
+    :param circulant_period_factor: the ring's period in units of the grid's span (>= 2).
+    :param circulant_variational_size: free Fourier coordinates per axis (default: the grid size).
     :param out_of_range: the grid's policy for features outside [-1, 1] ("clamp" or "error");
         the built-in tanh scaling keeps features inside.
     """
@@ -117,6 +139,9 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         lengthscale: float = 0.5,
         jitter: float = 1e-5,
         whiten: bool = True,
+        grid_prior: str = "toeplitz",
+        circulant_period_factor: float = 3.0,
+        circulant_variational_size: Optional[int] = None,
         out_of_range: str = "clamp",
         name: Optional[str] = None,
     ):
@@ -134,6 +159,10 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
             raise ValueError(f"num_samples must be a positive int, got {num_samples!r}")
         if inducing not in ("grid", "points"):
             raise ValueError(f"inducing must be 'grid' or 'points', got {inducing!r}")
+        if grid_prior not in ("toeplitz", "circulant"):
+            raise ValueError(f"grid_prior must be 'toeplitz' or 'circulant', got {grid_prior!r}")
+        if grid_prior == "circulant" and (inducing != "grid" or not whiten):
+            raise ValueError("grid_prior='circulant' needs inducing='grid' and whiten=True")
         if num_features is None:
             try:
                 num_features = int(feature_extractor.output_shape[-1])
@@ -180,9 +209,24 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
             self.inducing_variable = GridInducingPoints(
                 grid_size, input_dim=D, lower=-1.0, upper=1.0, out_of_range=out_of_range
             )
-            self.q = KroneckerGaussian(J, self.inducing_variable.grid_sizes)
+            self.grid_prior = grid_prior
+            if grid_prior == "circulant":
+                self.ring_sizes = tuple(
+                    circulant_embedding_size(m_d, circulant_period_factor)
+                    for m_d in self.inducing_variable.grid_sizes
+                )
+                self.variational_sizes = tuple(
+                    min(n_d, int(circulant_variational_size or m_d))
+                    for n_d, m_d in zip(self.ring_sizes, self.inducing_variable.grid_sizes)
+                )
+                if min(self.variational_sizes) < 1:
+                    raise ValueError(f"circulant_variational_size must be >= 1, got {circulant_variational_size}")
+                self.q = KroneckerGaussian(J, self.variational_sizes)  # q(v), low frequencies
+            else:
+                self.q = KroneckerGaussian(J, self.inducing_variable.grid_sizes)
             self.q.init_from_prior(None if self.whiten else self.prior_factors())
         else:
+            self.grid_prior = None
             M = int(num_inducing or grid_size)
             self.kernel = SeparateIndependent(
                 [SquaredExponential(lengthscales=[lengthscale] * D, active_dims=g) for g in groups]
@@ -221,6 +265,21 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         per_gp = [grid_kuu_factors(self.inducing_variable, k, self.jitter) for k in self.kernel.kernels]
         return [tf.stack([f[d] for f in per_gp]) for d in range(self.input_dim)]
 
+    def prior_sqrt_factors(self) -> List[Any]:
+        """The whitening maps R_d of each grid axis (u = (⊗_d R_d) v), as functions
+        ``[J, n_d, r] -> [J, m_d, r]``: Cholesky factors (``"toeplitz"``) or FFT square roots of
+        the circulant embeddings (``"circulant"``)."""
+        if self.grid_prior == "circulant":
+            per_gp = [
+                grid_circulant_spectra(self.inducing_variable, k, self.ring_sizes, self.jitter)
+                for k in self.kernel.kernels
+            ]
+            spectra = [tf.stack([s[d] for s in per_gp]) for d in range(self.input_dim)]  # [J, n_d//2+1]
+            sizes = self.inducing_variable.grid_sizes
+            return [lambda v, lam=lam, m=m: circulant_sqrt_apply(lam, v, m) for lam, m in zip(spectra, sizes)]
+        chols = [tf.linalg.cholesky(K) for K in self.prior_factors()]
+        return [lambda v, R=R: tf.linalg.matmul(R, v) for R in chols]
+
     def prior_kl(self) -> tf.Tensor:
         if self.inducing == "grid":
             return self.q.kl(None if self.whiten else self.prior_factors())
@@ -230,11 +289,30 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
 
     def sample_inducing(self, num_samples: int) -> tf.Tensor:
         """Reparameterised grid values u^(t) = μ + L ε^(t) (whitened: u = R(μ + L ε)), ``[J, m, T]``."""
-        u = self.q.sample(num_samples)  # [J, m, T]
-        if self.whiten:
-            chols = [tf.linalg.cholesky(K) for K in self.prior_factors()]
-            u = kron_matmul(chols, u)
-        return u
+        v = self.q.sample(num_samples)  # [J, m, T] (circulant: [J, ∏ k_d, T] low frequencies)
+        if self.grid_prior == "circulant":
+            v = self._fill_rings(v, num_samples)  # [J, ∏ n_d, T]
+        return self.grid_values(v) if self.whiten else v
+
+    @check_shapes("v: [J, N, R]", "return: [J, M, R]")
+    def grid_values(self, v: tf.Tensor) -> tf.Tensor:
+        """The whitening map u = (⊗_d R_d) v, R_d R_dᵀ = K_d: ``[J, ∏ n_d, R] -> [J, m, R]``
+        (n_d = m_d for ``"toeplitz"``; the ring sizes for ``"circulant"``)."""
+        sizes = self.ring_sizes if self.grid_prior == "circulant" else self.inducing_variable.grid_sizes
+        return kron_apply(sizes, v, self.prior_sqrt_factors())
+
+    def _fill_rings(self, v_low: tf.Tensor, num_samples: int) -> tf.Tensor:
+        """Place q(v)'s low-frequency block in the rings' Fourier coordinates; the remaining
+        coordinates are drawn from their prior N(0, 1)."""
+        J = self.num_gps
+        if self.variational_sizes == self.ring_sizes:
+            return v_low
+        low = tf.reshape(v_low, [J, *self.variational_sizes, num_samples])  # [J, k_1..k_D, T]
+        pads = [[0, 0]] + [[0, n - k] for n, k in zip(self.ring_sizes, self.variational_sizes)] + [[0, 0]]
+        mask = tf.pad(tf.ones_like(low), pads)  # [J, n_1..n_D, T]
+        eps = tf.random.normal(tf.shape(mask), dtype=v_low.dtype)
+        v = tf.pad(low, pads) + (1.0 - mask) * eps
+        return tf.reshape(v, [J, -1, num_samples])  # [J, ∏ n_d, T]
 
     @check_shapes("H: [B, Q]", "return: [T, B, J]")
     def latent_samples(self, H: tf.Tensor, num_samples: int) -> tf.Tensor:

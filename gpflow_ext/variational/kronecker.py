@@ -29,7 +29,10 @@ __all__ = ["kron_apply", "kron_matmul", "kron_triangular_solve", "gauss_kl_krone
 def kron_apply(
     grid_sizes: Sequence[int], x: tf.Tensor, fns: Sequence[Callable[[tf.Tensor], tf.Tensor]]
 ) -> tf.Tensor:
-    """Apply ``⊗_d A_d`` to ``x`` [J, m, T] where ``fns[d]`` maps [J, m_d, n] -> [J, m_d, n]."""
+    """Apply ``⊗_d A_d`` to ``x`` [J, m, T] where ``fns[d]`` maps [J, m_d, n] -> [J, m'_d, n].
+
+    The factors may be rectangular (m'_d ≠ m_d, e.g. a circulant square root restricted to the
+    grid); the result is ``[J, ∏ m'_d, T]``."""
     J, T = tf.shape(x)[0], tf.shape(x)[-1]
     D = len(grid_sizes)
     t = tf.reshape(x, tf.concat([[J], list(grid_sizes), [T]], axis=0))  # [J, m_1, ..., m_D, T]
@@ -40,7 +43,8 @@ def kron_apply(
         moved = tf.transpose(t, perm)  # [J, m_d, ...]
         shape = tf.shape(moved)
         flat = tf.reshape(moved, [J, grid_sizes[d], -1])  # [J, m_d, n]
-        flat = fns[d](flat)
+        flat = fns[d](flat)  # [J, m'_d, n]
+        shape = tf.concat([shape[:1], tf.shape(flat)[1:2], shape[2:]], axis=0)
         t = tf.transpose(tf.reshape(flat, shape), inv)
     return tf.reshape(t, [J, -1, T])  # [J, m, T]
 
