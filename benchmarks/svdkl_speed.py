@@ -2,7 +2,8 @@
 
 1. SV-DKL training step vs the plain network's step at the same batch (target <= 1.3x);
 2. SV-DKL step at m grid points per GP for m = 70 ... 2000, relative to m = 70 (target <= 1.5x at
-   m = 2000; the paper's Figure 2c-d), beside the SVGP-style GP layer with ordinary inducing points
+   m = 2000; the paper's Figure 2c-d), with the exact Toeplitz prior (Cholesky per step) and the
+   circulant-embedding prior (``grid_prior="circulant"``: FFT square root, no Cholesky), beside the SVGP-style GP layer with ordinary inducing points
    on the same features (GPflow's Kuu/Kuf/gauss_kl, cost O(m^3 + B m^2));
 3. GPyTorch's SV-DKL (GridInterpolationVariationalStrategy, CPU torch, float64) on the same sizes,
    run in a subprocess with ``$GPFLOW_EXT_PEERS_PYTHON`` (default /work/peers/bin/python).
@@ -101,16 +102,19 @@ def main(argv=None):
     results["network_s"] = median_step_seconds(net_step, args.repeats)
     print(f"plain network step (B={B}): {results['network_s'] * 1e3:.1f} ms")
 
-    for inducing in ("grid", "points"):
-        results[inducing] = {}
+    variants = {  # results key: (label, SVDKL options)
+        "grid": ("SV-DKL grid, Toeplitz (Cholesky)", dict(inducing="grid")),
+        "circulant": ("SV-DKL grid, circulant (FFT)", dict(inducing="grid", grid_prior="circulant")),
+        "points": ("SVGP-style points", dict(inducing="points")),
+    }
+    for key, (label, options) in variants.items():
+        results[key] = {}
         for m in sizes:
-            model = SVDKL(build_network(d, c, hidden), c, num_data=100_000, inducing=inducing,
-                          grid_size=m, num_inducing=m)
+            model = SVDKL(build_network(d, c, hidden), c, num_data=100_000, grid_size=m, num_inducing=m, **options)
             step = make_step(lambda model=model: model.training_loss((X, Y)), model.trainable_variables)
             seconds = median_step_seconds(step, args.repeats)
-            results[inducing][str(m)] = seconds
-            print(f"{'SV-DKL grid' if inducing == 'grid' else 'SVGP-style points'} m={m}: {seconds * 1e3:.1f} ms "
-                  f"({seconds / results['network_s']:.2f}x network)")
+            results[key][str(m)] = seconds
+            print(f"{label} m={m}: {seconds * 1e3:.1f} ms ({seconds / results['network_s']:.2f}x network)")
 
     python = None if args.skip_peer else peers_python()
     if python is None and not args.skip_peer:
@@ -132,19 +136,24 @@ def main(argv=None):
     gp = results.get("gpytorch")
     print(f"{'plain network [ms]':28s}{results['network_s'] * 1e3:12.1f}{(gp['network'] * 1e3 if gp else float('nan')):12.1f}")
     for m in sizes:
-        print(f"{'SV-DKL m=' + str(m) + ' [ms]':28s}{results['grid'][str(m)] * 1e3:12.1f}"
+        print(f"{'SV-DKL Toeplitz m=' + str(m) + ' [ms]':28s}{results['grid'][str(m)] * 1e3:12.1f}"
               f"{(gp['svdkl'][str(m)] * 1e3 if gp else float('nan')):12.1f}")
+    for m in sizes:
+        print(f"{'SV-DKL circulant m=' + str(m) + ' [ms]':28s}{results['circulant'][str(m)] * 1e3:12.1f}")
     for m in sizes:
         print(f"{'SVGP-style m=' + str(m) + ' [ms]':28s}{results['points'][str(m)] * 1e3:12.1f}")
     ratios = {
         "svdkl_over_network_at_m%s" % m0: results["grid"][m0] / results["network_s"],
         "svdkl_m%s_over_m%s" % (m1, m0): results["grid"][m1] / results["grid"][m0],
+        "svdkl_circulant_over_network_at_m%s" % m0: results["circulant"][m0] / results["network_s"],
+        "svdkl_circulant_m%s_over_m%s" % (m1, m0): results["circulant"][m1] / results["circulant"][m0],
         "svgp_points_m%s_over_m%s" % (m1, m0): results["points"][m1] / results["points"][m0],
     }
     if gp:
         ratios["gpytorch_svdkl_m%s_over_m%s" % (m1, m0)] = gp["svdkl"][m1] / gp["svdkl"][m0]
         ratios["gpytorch_over_gpflow_ext_svdkl_m%s" % m0] = gp["svdkl"][m0] / results["grid"][m0]
         ratios["gpytorch_over_gpflow_ext_svdkl_m%s" % m1] = gp["svdkl"][m1] / results["grid"][m1]
+        ratios["gpytorch_over_gpflow_ext_circulant_m%s" % m1] = gp["svdkl"][m1] / results["circulant"][m1]
     results["ratios"] = ratios
     for k, v in ratios.items():
         print(f"  {k}: {v:.2f}x")

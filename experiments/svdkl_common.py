@@ -26,6 +26,8 @@ def add_stage_arguments(parser) -> None:
     parser.add_argument("--gp-epochs", type=int, default=None, help="override max(1, E//2) for the GP stage")
     parser.add_argument("--joint-epochs", type=int, default=None, help="override E for the joint stage")
     parser.add_argument("--joint-lr", type=float, default=1e-4, help="Adam learning rate of the joint stage")
+    parser.add_argument("--grid-prior", choices=["toeplitz", "circulant"], default="toeplitz",
+                        help="K_ZZ of the grid GPs: exact Toeplitz (Cholesky) or circulant embedding (FFT)")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -75,6 +77,7 @@ def run_three_way(
     joint_epochs: int,
     batch_size: int,
     grid_size: int = 64,
+    grid_prior: str = "toeplitz",
     network_learning_rate: float = 1e-3,
     gp_learning_rate: float = 1e-2,
     joint_learning_rate: float = 1e-4,
@@ -83,7 +86,7 @@ def run_three_way(
     progress: bool = True,
 ):
     """DNN, DNN+GP (GP on the frozen pre-trained features) and SV-DKL in one run (Section 5)."""
-    model = SVDKL(network, num_classes, num_data=len(train[0]), grid_size=grid_size)
+    model = SVDKL(network, num_classes, num_data=len(train[0]), grid_size=grid_size, grid_prior=grid_prior)
     t0 = time.perf_counter()
     out = pretrain_and_fit(
         model,

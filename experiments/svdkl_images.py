@@ -69,7 +69,7 @@ def main(argv=None):
         network_epochs=epochs if args.network_epochs is None else args.network_epochs,
             gp_epochs=max(1, epochs // 2) if args.gp_epochs is None else args.gp_epochs,
             joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
-            joint_learning_rate=args.joint_lr,
+            joint_learning_rate=args.joint_lr, grid_prior=args.grid_prior,
         batch_size=args.batch_size, grid_size=args.grid_size, logdir=args.logdir, seed=args.seed,
         progress=not args.no_progress,
     )
@@ -88,7 +88,7 @@ def main(argv=None):
     return results
 
 
-def tour(quick: bool = True) -> dict:
+def tour(quick: bool = True, grid_prior: str = "toeplitz") -> dict:
     """SV-DKL on scikit-learn's digits (1797 8×8 images, no download): DNN, DNN+GP, SV-DKL.
 
     ``quick`` trains for a few epochs (about a minute on 2 CPU cores). Prints and returns the
@@ -103,10 +103,11 @@ def tour(quick: bool = True) -> dict:
         build_mlp(64, 10, hidden=(128, 64), seed=0), 10,
         (split.X_train, split.y_train), (split.X_test, split.y_test),
         network_epochs=epochs[0], gp_epochs=epochs[1], joint_epochs=epochs[2],
-        batch_size=128, grid_size=32, joint_learning_rate=1e-3, progress=False,
+        batch_size=128, grid_size=32, joint_learning_rate=1e-3, progress=False, grid_prior=grid_prior,
     )
     result = {
         "dataset": "sklearn digits",
+        "grid_prior": grid_prior,
         "dnn_accuracy": out["dnn"]["accuracy"],
         "dnn_gp_accuracy": out["dnn_gp"]["accuracy"],
         "svdkl_accuracy": out["svdkl"]["accuracy"],
