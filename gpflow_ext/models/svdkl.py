@@ -406,7 +406,10 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         return classification_metrics(P, Y)
 
     def deep_kernel(self, X1: Any, X2: Any = None) -> np.ndarray:
-        """The learned deep kernel Σ_j k_j(h_j(x), h_j(x')) on scaled features (Figure 3)."""
+        """The learned deep kernel Σ_j k_j(h_j(x), h_j(x')) on scaled features (Figure 3).
+
+        The base kernels' own k; with ``grid_prior="circulant"`` the model's prior is k periodised
+        with the ring's period, which equals k on [-1, 1] up to about k(P − span)."""
         H1 = self.features(tf.constant(np.asarray(X1)))
         H2 = H1 if X2 is None else self.features(tf.constant(np.asarray(X2)))
         K = 0.0
