@@ -26,13 +26,27 @@ def test_svdkl_uci_small_run(data_dir, dataset_path, tmp_path):
     assert any((tmp_path / "runs" / "figures").iterdir())  # Figure 3 in TensorBoard
 
 
+def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path):
+    dataset_path("adult", "adult.data.gz")
+    from experiments import svdkl_adult_schedule
+
+    out = tmp_path / "schedules.jsonl"
+    rows = svdkl_adult_schedule.main([
+        "--data-dir", str(data_dir), "--candidates", "1", "--max-train", "300", "--output", str(out),
+    ])
+    saved = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == len(saved) == 1
+    assert saved[0]["config"]["gp_epochs"] == 5
+    assert all(0.0 <= saved[0][k]["accuracy"] <= 1.0 for k in ("dnn", "dnn_gp", "svdkl"))
+
+
 def test_svdkl_images_small_run(data_dir, dataset_path, tmp_path):
     dataset_path("mnist", "train-images-idx3-ubyte.gz")
     from experiments import svdkl_images
 
     results = svdkl_images.main([
         "--data-dir", str(data_dir), "--epochs", "1", "--max-train", "300", "--max-test", "100",
-        "--grid-size", "16", "--no-progress", "--figures", str(tmp_path),
+        "--grid-size", "16", "--no-progress", "--figures", str(tmp_path), "--grid-prior", "circulant",
     ])
     assert [r["model"] for r in results["rows"]] == ["CNN", "CNN+GP", "SV-DKL"]
     assert results["rows"][2]["paper_accuracy"] == 0.9920
