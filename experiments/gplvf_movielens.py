@@ -17,6 +17,17 @@ subprocess (GPy cannot infer new rows cheaply, so in (a) it is trained on the 84
 observed part of the 100 held-out users and predicts their remaining ratings at their latent
 means: it sees the same ratings, transductively).
 
+Centring (``--center bias``, the default): GPLVF models the residual of a user/item-bias fit,
+r_nd = y_nd - (mu + b_n + b_d). Its outputs are the items, so its constant mean is per item (b_d),
+but nothing in the model is per user: a user's overall rating level has to be carried by x_n and
+learnt separately by every item's q(u_d) from that item's few ratings. Without centring the
+model settles at the bias baseline (0.953 in (a)); with it the GP models only the user-item
+interactions. mu and b_d are fitted (regularised alternating least squares, as the bias baseline)
+on the training rows only; b_n of a held-out user in (a)/(c) comes from their observed ratings
+alone (item biases fixed), so nothing about the predicted ratings is used. Predictions add the
+offsets back; the test log-likelihood of y equals that of r at the shifted value (a known shift).
+``--center none`` trains on the raw ratings (the per-item constant mean only).
+
 Predictions are clipped to the rating range [1, 5] for every model (RMSE before clipping is
 reported too).
 
@@ -192,15 +203,26 @@ def rmse(pred: np.ndarray, target: np.ndarray) -> float:
     return float(np.sqrt(np.mean((pred - target) ** 2)))
 
 
-def evaluate_at(model: GPLVF, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int) -> Dict[str, float]:
-    """RMSE (clipped and raw) and eq. 33 test log-likelihood per rating for the target entries."""
+def evaluate_at(
+    model: GPLVF, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int, biases=None
+) -> Dict[str, float]:
+    """RMSE (clipped and raw) and eq. 33 test log-likelihood per rating for the target entries.
+
+    ``biases`` = (mu, b_u [rows of target], b_i) when the model was trained on bias residuals
+    (``--center bias``): predictions are mu + b_u + b_i + the model's mean, and the test
+    log-likelihood is the model's on the residual target (the same density, shifted)."""
     target = sp.csr_matrix(target)
     has_target = np.diff(target.indptr) > 0
+    model_target = target if biases is None else subtract_biases(target, *biases)
     mean, _ = model.predict_y(x_mean[has_target], x_var[has_target], num_samples=num_samples, seed=seed)
     t = target[has_target].tocoo()
     pred = mean[t.row, t.col]
+    if biases is not None:
+        mu, b_u, b_i = biases
+        pred = pred + mu + b_u[np.flatnonzero(has_target)[t.row]] + b_i[t.col]
     test_ll = model.test_log_likelihood(
-        dense_with_nan(target[has_target]), x_mean[has_target], x_var[has_target], num_samples=num_samples, seed=seed
+        dense_with_nan(model_target[has_target]), x_mean[has_target], x_var[has_target], num_samples=num_samples,
+        seed=seed,
     )
     return {
         "rmse": rmse(np.clip(pred, *RATING_RANGE), t.data),
@@ -210,10 +232,10 @@ def evaluate_at(model: GPLVF, x_mean, x_var, target: sp.csr_matrix, num_samples:
     }
 
 
-def bias_baseline(train: sp.csr_matrix, target: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> Dict[str, float]:
-    """mu + b_u + b_i fitted by alternating regularised least squares on the observed entries."""
+def fit_biases(train: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> Tuple[float, np.ndarray, np.ndarray]:
+    """(mu, b_u [rows], b_i [cols]) of mu + b_u + b_i by alternating regularised least squares on the observed entries."""
     train = sp.coo_matrix(train)
-    mu = train.data.mean()
+    mu = float(train.data.mean())
     b_u = np.zeros(train.shape[0])
     b_i = np.zeros(train.shape[1])
     for _ in range(iters):
@@ -221,6 +243,25 @@ def bias_baseline(train: sp.csr_matrix, target: sp.csr_matrix, reg: float = 5.0,
         b_u = np.bincount(train.row, r, train.shape[0]) / (np.bincount(train.row, minlength=train.shape[0]) + reg)
         r = train.data - mu - b_u[train.row]
         b_i = np.bincount(train.col, r, train.shape[1]) / (np.bincount(train.col, minlength=train.shape[1]) + reg)
+    return mu, b_u, b_i
+
+
+def row_biases(observed: sp.csr_matrix, mu: float, b_i: np.ndarray, reg: float = 5.0) -> np.ndarray:
+    """b_u for new rows from their observed entries alone, with mu and the item biases fixed."""
+    observed = sp.coo_matrix(observed)
+    counts = np.bincount(observed.row, minlength=observed.shape[0])
+    return np.bincount(observed.row, observed.data - mu - b_i[observed.col], observed.shape[0]) / (counts + reg)
+
+
+def subtract_biases(matrix: sp.csr_matrix, mu: float, b_u: np.ndarray, b_i: np.ndarray) -> sp.csr_matrix:
+    """The observed entries minus mu + b_u[row] + b_i[col], same sparsity pattern."""
+    m = sp.coo_matrix(matrix)
+    return sp.csr_matrix((m.data - mu - b_u[m.row] - b_i[m.col], (m.row, m.col)), shape=m.shape)
+
+
+def bias_baseline(train: sp.csr_matrix, target: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> Dict[str, float]:
+    """mu + b_u + b_i fitted by alternating regularised least squares on the observed entries."""
+    mu, b_u, b_i = fit_biases(train, reg, iters)
     t = sp.coo_matrix(target)
     pred = mu + b_u[t.row] + b_i[t.col]
     return {"rmse": rmse(np.clip(pred, *RATING_RANGE), t.data), "rmse_unclipped": rmse(pred, t.data), "num_test": int(t.nnz)}
@@ -267,6 +308,22 @@ def gpy_peer(train: sp.csr_matrix, target: sp.csr_matrix, *, latent_dim, num_ind
 
 
 # ------------------------------------------------------------------------------------ protocols
+def centre(train: sp.csr_matrix, new_rows: Optional[sp.csr_matrix], how: str):
+    """(what GPLVF trains on, what it conditions on for ``new_rows``, biases for ``evaluate_at`` on new rows).
+
+    ``how="bias"``: residuals of mu + b_u + b_i fitted on ``train``; new rows get b_u from their own
+    observed entries (``row_biases``). ``how="none"``: the ratings as they are."""
+    if how == "none":
+        return train, new_rows, None
+    if how != "bias":
+        raise ValueError(f"--center must be 'bias' or 'none', got {how!r}")
+    mu, b_u, b_i = fit_biases(train)
+    if new_rows is None:  # predict at the training rows themselves (protocol b)
+        return subtract_biases(train, mu, b_u, b_i), None, (mu, b_u, b_i)
+    b_new = row_biases(new_rows, mu, b_i)
+    return subtract_biases(train, mu, b_u, b_i), subtract_biases(new_rows, mu, b_new, b_i), (mu, b_new, b_i)
+
+
 def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
     rng = np.random.default_rng(args.seed)
     users = rng.permutation(ratings.shape[0])
@@ -276,19 +333,21 @@ def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
     observed, target = split_rows(ratings[test_users], args.condition_fraction, rng)
     print(f"(a) {train.shape[0]} training users, {num_test} held-out users; conditioning on "
           f"{observed.nnz} ratings ({args.condition_fraction:.0%} per user), predicting {target.nnz}")
+    model_train, model_observed, test_biases = centre(train, observed, args.center)
     results = {}
     for flow_length in args.flows:
         name = "gaussian" if flow_length == 0 else f"planar_{flow_length}"
         start = time.time()
         model, history = train_gplvf(
-            train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
+            model_train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
             seed=args.seed, logdir=None if args.logdir is None else args.logdir / f"a_{name}",
         )
         x_mean, x_var = model.infer_latent(
-            observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.num_samples, seed=args.seed
+            model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.num_samples,
+            seed=args.seed,
         ) if observed.nnz else (None, None)
-        row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, args.seed)
+        row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, args.seed, biases=test_biases)
         row.update(
             seconds_per_epoch=history.median_seconds_per_epoch(), epochs=len(history.epochs),
             final_elbo=-history.final_objective, total_seconds=time.time() - start,
@@ -313,12 +372,15 @@ def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
     results = {}
     for split, (train, test) in ratings_by_split.items():
         row = {}
+        model_train, _, biases = centre(train, None, args.center)
         model, history = train_gplvf(
-            train, args.flows_b, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
+            model_train, args.flows_b, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
             seed=args.seed, logdir=None if args.logdir is None else args.logdir / f"b_{split}",
         )
-        ev = evaluate_at(model, model.X_mean.numpy(), model.X_var.numpy(), test, args.predict_samples, args.seed)
+        ev = evaluate_at(
+            model, model.X_mean.numpy(), model.X_var.numpy(), test, args.predict_samples, args.seed, biases=biases
+        )
         row["gplvf_rmse"] = ev["rmse"]
         row["gplvf_test_loglik"] = ev["test_loglik"]
         row["gplvf_seconds_per_epoch"] = history.median_seconds_per_epoch()
@@ -345,15 +407,18 @@ def protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequence
     observed, target = split_rows(sub[np.sort(users[:num_test])], args.condition_fraction, rng)
     print(f"(c) Sci-Fi/Romance slice: {sub.shape[0]} users x {sub.shape[1]} movies, {sub.nnz} ratings; "
           f"{num_test} held-out users")
+    model_train, model_observed, test_biases = centre(train, observed, args.center)
     results = {}
     for flow_length in args.flows_c:
         name = "gaussian" if flow_length == 0 else f"planar_{flow_length}"
         model, history = train_gplvf(
-            train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
+            model_train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples, seed=args.seed,
         )
-        x_mean, x_var = model.infer_latent(observed, num_steps=args.infer_steps, num_samples=args.num_samples, seed=args.seed)
-        row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, args.seed)
+        x_mean, x_var = model.infer_latent(
+            model_observed, num_steps=args.infer_steps, num_samples=args.num_samples, seed=args.seed
+        )
+        row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, args.seed, biases=test_biases)
         row["seconds_per_epoch"] = history.median_seconds_per_epoch()
         results[name] = row
         print(name, row, flush=True)
@@ -396,6 +461,8 @@ def main(argv=None):
     parser.add_argument("--infer-steps", type=int, default=300)
     parser.add_argument("--num-test-users", type=int, default=100)
     parser.add_argument("--condition-fraction", type=float, default=0.5)
+    parser.add_argument("--center", choices=("bias", "none"), default="bias",
+                        help="train GPLVF on the residuals of a user/item-bias fit (default) or on the raw ratings")
     parser.add_argument("--gpy", action=__import__("argparse").BooleanOptionalAction, default=True)
     parser.add_argument("--gpy-iters", type=int, default=30)
     parser.add_argument("--gpy-splits", default="u1")
