@@ -38,6 +38,7 @@ from ..variational.preconditioned import (
     PreconditionedGaussian,
     preconditioned_conditional,
     preconditioned_kl,
+    preconditioned_kl_and_marginals,
 )
 
 __all__ = ["MLGPF", "METHODS", "parse_method", "check_multilabel_data", "labels_to_csr"]
@@ -333,10 +334,9 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
         Kmn = Kuf(self.inducing_variable, self.kernel, X)  # [M, B]
         Knn = Kff(self.kernel, X, full_cov=False)  # [B]
-        kl = preconditioned_kl(Kmm, self.q_mu, self.q_sigma)
-        h_mean, h_var = preconditioned_conditional(
-            Kmn, Kmm, Knn, self.q_mu, self.q_sigma, full_cov=False
-        )  # [B, P], [B, P]
+        kl, h_mean, h_var = preconditioned_kl_and_marginals(
+            Kmn, Kmm, Knn, self.q_mu, self.q_sigma
+        )  # [], [B, P], [B, P]: one Cholesky and one L⁻¹ per step
         h_var = tf.maximum(h_var, 0.0)
         uniform = None
         if self.num_negative_samples is not None:

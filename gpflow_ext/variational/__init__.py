@@ -4,6 +4,7 @@ from .preconditioned import (
     PreconditionedGaussian,
     preconditioned_conditional,
     preconditioned_kl,
+    preconditioned_kl_and_marginals,
     preconditioned_mean_and_covariance,
 )
 from .kronecker import KroneckerGaussian
