@@ -56,7 +56,7 @@ def mlgpf_forward_flops(B, nnz_per_row, M, R, P, K, D=None, subspace=True, H=20)
         flops += 2 * M * M * D + 2 * M * D * B  # Z Zᵀ and Z X_bᵀ (dense)
     flops += P * M**3 / 3  # Cholesky of K + Σ_p
     flops += P * M**3  # L_p⁻¹ (KL trace, eq. 22)
-    flops += P * M * M * B  # L_p⁻¹ K_ZX (variances, eq. 19)
+    flops += 2 * P * M * M * B  # L_p⁻¹ K_ZX as a product with the L_p⁻¹ above (variances, eq. 19)
     flops += 2 * M * B * P  # means K_XZ μ
     flops += 2 * 2 * B * P * K + 4 * B * K * H  # utilities (eq. 21) and quadrature
     return flops
