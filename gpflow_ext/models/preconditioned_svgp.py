@@ -39,6 +39,7 @@ from ..variational.preconditioned import (
     PreconditionedGaussian,
     preconditioned_conditional,
     preconditioned_kl,
+    preconditioned_kl_and_marginals,
 )
 
 __all__ = ["PreconditionedSVGP"]
@@ -152,8 +153,14 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         """The evidence lower bound, scaled by num_data / batch size when ``num_data`` is set."""
         X, Y = data
         X = self._as_inputs(X, "X")
-        kl = self.prior_kl()
-        f_mean, f_var = self.predict_f(X, full_cov=False)
+        Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
+        Kmn = Kuf(self.inducing_variable, self.kernel, X)  # [M, B]
+        Knn = Kff(self.kernel, X, full_cov=False)  # [B]
+        kl, f_mean, f_var = preconditioned_kl_and_marginals(
+            Kmn, Kmm, Knn, self.q.q_mu, self.q.q_sigma
+        )  # [], [B, P], [B, P]: one factorisation shared by the KL and the marginals
+        if not isinstance(self.mean_function, Zero):
+            f_mean = f_mean + self.mean_function(X)
         var_exp = self.likelihood.variational_expectations(X, f_mean, f_var, Y)  # [N]
         if self.num_data is not None:
             scale = tf.cast(self.num_data, kl.dtype) / tf.cast(_num_rows(X), kl.dtype)
