@@ -239,15 +239,14 @@ def fit_biases(train: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> Tuple
     b_u = np.zeros(train.shape[0])
     b_i = np.zeros(train.shape[1])
     for _ in range(iters):
-        r = train.data - mu - b_i[train.col]
-        b_u = np.bincount(train.row, r, train.shape[0]) / (np.bincount(train.row, minlength=train.shape[0]) + reg)
-        r = train.data - mu - b_u[train.row]
-        b_i = np.bincount(train.col, r, train.shape[1]) / (np.bincount(train.col, minlength=train.shape[1]) + reg)
+        b_u = row_biases(train, mu, b_i, reg)  # rows given the columns
+        b_i = row_biases(train.T, mu, b_u, reg)  # columns given the rows
     return mu, b_u, b_i
 
 
 def row_biases(observed: sp.csr_matrix, mu: float, b_i: np.ndarray, reg: float = 5.0) -> np.ndarray:
-    """b_u for new rows from their observed entries alone, with mu and the item biases fixed."""
+    """Row biases from the observed entries with mu and the column biases ``b_i`` fixed (one
+    alternating least-squares half-step of :func:`fit_biases`; new users' b_u in protocols a/c)."""
     observed = sp.coo_matrix(observed)
     counts = np.bincount(observed.row, minlength=observed.shape[0])
     return np.bincount(observed.row, observed.data - mu - b_i[observed.col], observed.shape[0]) / (counts + reg)

@@ -153,14 +153,11 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         """The evidence lower bound, scaled by num_data / batch size when ``num_data`` is set."""
         X, Y = data
         X = self._as_inputs(X, "X")
-        Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
-        Kmn = Kuf(self.inducing_variable, self.kernel, X)  # [M, B]
-        Knn = Kff(self.kernel, X, full_cov=False)  # [B]
+        Kmm, Kmn, Knn = self._covariances(X, full_cov=False)
         kl, f_mean, f_var = preconditioned_kl_and_marginals(
             Kmn, Kmm, Knn, self.q.q_mu, self.q.q_sigma
         )  # [], [B, P], [B, P]: one factorisation shared by the KL and the marginals
-        if not isinstance(self.mean_function, Zero):
-            f_mean = f_mean + self.mean_function(X)
+        f_mean = self._add_mean_function(X, f_mean)
         var_exp = self.likelihood.variational_expectations(X, f_mean, f_var, Y)  # [N]
         if self.num_data is not None:
             scale = tf.cast(self.num_data, kl.dtype) / tf.cast(_num_rows(X), kl.dtype)
@@ -180,10 +177,16 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         if full_output_cov:
             raise NotImplementedError("PreconditionedSVGP has independent latent GPs: full_output_cov=False only")
         Xnew = self._as_inputs(Xnew, "Xnew")
-        Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
-        Kmn = Kuf(self.inducing_variable, self.kernel, Xnew)  # [M, N]
-        Knn = Kff(self.kernel, Xnew, full_cov=full_cov)  # [N] or [N, N]
+        Kmm, Kmn, Knn = self._covariances(Xnew, full_cov=full_cov)
         mean, var = preconditioned_conditional(Kmn, Kmm, Knn, self.q.q_mu, self.q.q_sigma, full_cov=full_cov)
-        if not isinstance(self.mean_function, Zero):
-            mean = mean + self.mean_function(Xnew)
-        return mean, var
+        return self._add_mean_function(Xnew, mean), var
+
+    def _covariances(self, X: Any, full_cov: bool) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """K_zz [M, M], K_zx [M, N] and k(x, x) ([N], or [N, N] with ``full_cov``)."""
+        Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
+        Kmn = Kuf(self.inducing_variable, self.kernel, X)  # [M, N]
+        Knn = Kff(self.kernel, X, full_cov=full_cov)  # [N] or [N, N]
+        return Kmm, Kmn, Knn
+
+    def _add_mean_function(self, X: Any, mean: tf.Tensor) -> tf.Tensor:
+        return mean if isinstance(self.mean_function, Zero) else mean + self.mean_function(X)

@@ -262,7 +262,12 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
 
     def prior_factors(self) -> List[tf.Tensor]:
         """K_ZZ Kronecker factors of the J GPs, jitter included: D × ``[J, m_d, m_d]``."""
-        per_gp = [grid_kuu_factors(self.inducing_variable, k, self.jitter) for k in self.kernel.kernels]
+        return self._stack_gps(
+            [grid_kuu_factors(self.inducing_variable, k, self.jitter) for k in self.kernel.kernels]
+        )
+
+    def _stack_gps(self, per_gp: List[List[tf.Tensor]]) -> List[tf.Tensor]:
+        """J lists of D per-dimension tensors -> D tensors batched over the J GPs."""
         return [tf.stack([f[d] for f in per_gp]) for d in range(self.input_dim)]
 
     def prior_sqrt_factors(self) -> List[Any]:
@@ -270,11 +275,12 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         ``[J, n_d, r] -> [J, m_d, r]``: Cholesky factors (``"toeplitz"``) or FFT square roots of
         the circulant embeddings (``"circulant"``)."""
         if self.grid_prior == "circulant":
-            per_gp = [
-                grid_circulant_spectra(self.inducing_variable, k, self.ring_sizes, self.jitter)
-                for k in self.kernel.kernels
-            ]
-            spectra = [tf.stack([s[d] for s in per_gp]) for d in range(self.input_dim)]  # [J, n_d//2+1]
+            spectra = self._stack_gps(
+                [
+                    grid_circulant_spectra(self.inducing_variable, k, self.ring_sizes, self.jitter)
+                    for k in self.kernel.kernels
+                ]
+            )  # D × [J, n_d//2+1]
             sizes = self.inducing_variable.grid_sizes
             return [lambda v, lam=lam, m=m: circulant_sqrt_apply(lam, v, m) for lam, m in zip(spectra, sizes)]
         chols = [tf.linalg.cholesky(K) for K in self.prior_factors()]
