@@ -32,12 +32,48 @@ def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path):
 
     out = tmp_path / "schedules.jsonl"
     rows = svdkl_adult_schedule.main([
-        "--data-dir", str(data_dir), "--candidates", "1", "--max-train", "300", "--output", str(out),
+        "--data-dir", str(data_dir), "--candidates", "6", "--max-train", "300", "--output", str(out),
     ])
     saved = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == len(saved) == 1
     assert saved[0]["config"]["gp_epochs"] == 5
+    assert saved[0]["config"]["log1p"] is True
     assert all(0.0 <= saved[0][k]["accuracy"] <= 1.0 for k in ("dnn", "dnn_gp", "svdkl"))
+
+
+def test_log1p_features_transforms_only_named_columns():
+    import numpy as np
+
+    from experiments.svdkl_common import log1p_features
+
+    X = np.array([[0.0, 5.0, 2.0], [99999.0, 7.0, 0.0]])
+    out = log1p_features(X, ["capital-gain", "age", "capital-loss"], ["capital-gain", "capital-loss"])
+    np.testing.assert_array_equal(out[:, 1], X[:, 1])
+    np.testing.assert_allclose(out[:, [0, 2]], np.log(1.0 + X[:, [0, 2]]), rtol=1e-15)
+    assert X[1, 0] == 99999.0  # the input is not modified
+    with pytest.raises(ValueError, match="columns: 'hours' is not a feature name"):
+        log1p_features(X, ["capital-gain", "age", "capital-loss"], ["hours"])
+    with pytest.raises(ValueError, match="negative values"):
+        log1p_features(-X, ["capital-gain", "age", "capital-loss"], ["capital-gain"])
+
+
+def test_svdkl_mnist_schedule_small_run(data_dir, dataset_path, tmp_path):
+    dataset_path("mnist", "train-images-idx3-ubyte.gz")
+    from experiments import svdkl_mnist_schedule
+
+    out = tmp_path / "mnist_schedules.json"
+    results = svdkl_mnist_schedule.main([
+        "--data-dir", str(data_dir), "--max-train", "400", "--validation-size", "100", "--network-epochs", "1",
+        "--gp-epochs", "1", "--joint-epochs", "2", "--joint-lrs", "1e-4,3e-4", "--grid-size", "16",
+        "--no-progress", "--output", str(out),
+    ])
+    saved = json.loads(out.read_text())
+    assert [row["joint_learning_rate"] for row in saved["joint"]] == [1e-4, 3e-4]
+    assert all([p["epoch"] for p in row["per_epoch"]] == [1, 2] for row in saved["joint"])
+    best = max(p["accuracy"] for row in saved["joint"] for p in row["per_epoch"])
+    assert saved["best"]["accuracy"] == best == results["best"]["accuracy"]
+    with pytest.raises(ValueError, match="--validation-size"):
+        svdkl_mnist_schedule.main(["--data-dir", str(data_dir), "--max-train", "50", "--validation-size", "50"])
 
 
 def test_svdkl_images_small_run(data_dir, dataset_path, tmp_path):

@@ -1,0 +1,84 @@
+"""Choose SV-DKL's joint stage for MNIST on a validation split of the training images (the test set is never used).
+
+    python experiments/svdkl_mnist_schedule.py --data-dir $GPFLOW_EXT_DATA --output results/mnist_schedules.json
+
+The LeNet is pre-trained for ``--network-epochs`` epochs and the GP layer fitted for ``--gp-epochs``
+on 50 000 training images (as ``svdkl_images.py`` does on 60 000). Then, from that same
+starting point, the joint stage runs ``--joint-epochs`` epochs for each joint learning rate in
+``--joint-lrs``, and the accuracy and NLP on the 10 000 held-out training images are recorded
+after every joint epoch. Pick the (learning rate, epochs) with the best validation accuracy
+and pass them to ``svdkl_images.py --joint-lr LR --joint-epochs E``.
+"""
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+from experiments.common import base_parser, write_results  # noqa: E402
+from experiments.svdkl_common import build_lenet, run_three_way  # noqa: E402
+from experiments.svdkl_images import load  # noqa: E402
+
+
+def main(argv=None):
+    parser = base_parser(__doc__.splitlines()[0])
+    parser.add_argument("--validation-size", type=int, default=10_000)
+    parser.add_argument("--network-epochs", type=int, default=10)
+    parser.add_argument("--gp-epochs", type=int, default=2)
+    parser.add_argument("--joint-epochs", type=int, default=8)
+    parser.add_argument("--joint-lrs", type=str, default="1e-4,3e-4", help="comma-separated Adam learning rates")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--grid-size", type=int, default=64)
+    parser.add_argument("--max-train", type=int, default=None, help="subsample the training set (smoke runs)")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    learning_rates = [float(v) for v in args.joint_lrs.split(",")]
+    (X, y), _, C = load("mnist", args.data_dir, max_train=args.max_train, max_test=1, seed=args.seed)
+    if not 0 < args.validation_size < len(X):
+        raise ValueError(f"--validation-size must be in (0, {len(X)}), got {args.validation_size}")
+    order = np.random.default_rng(args.seed).permutation(len(X))
+    valid, train = order[: args.validation_size], order[args.validation_size :]
+    train_data, valid_data = (X[train], y[train]), (X[valid], y[valid])
+    print(f"mnist: train {len(train)}, validation {len(valid)}")
+
+    # pre-train the network and fit the GP layer once (no joint epochs)
+    model, out, seconds, timing = run_three_way(
+        build_lenet(C, seed=args.seed), C, train_data, valid_data,
+        network_epochs=args.network_epochs, gp_epochs=args.gp_epochs, joint_epochs=0,
+        batch_size=args.batch_size, grid_size=args.grid_size, seed=args.seed, progress=not args.no_progress,
+    )
+    start = [v.numpy() for v in model.trainable_variables]
+    results = {"network_epochs": args.network_epochs, "gp_epochs": args.gp_epochs, "batch_size": args.batch_size,
+               "grid_size": args.grid_size, "validation_size": len(valid), "dnn": out["dnn"],
+               "dnn_gp": out["dnn_gp"], "pretrain_seconds": seconds, "joint": []}
+    print(json.dumps({"dnn": out["dnn"], "dnn_gp": out["dnn_gp"]}), flush=True)
+
+    from gpflow_ext.models import pretrain_and_fit
+
+    for lr in learning_rates:
+        for variable, value in zip(model.trainable_variables, start):
+            variable.assign(value)
+        curve = pretrain_and_fit(
+            model, train_data, network_epochs=0, gp_epochs=0, joint_epochs=args.joint_epochs,
+            batch_size=args.batch_size, joint_learning_rate=lr, seed=args.seed, progress=not args.no_progress,
+            fit_kwargs={"callbacks": [lambda: model.evaluate(*valid_data)]},  # {"accuracy", "nlp"} per epoch
+        )["joint_history"]
+        per_epoch = [{"epoch": e, "accuracy": a, "nlp": n} for e, a, n in
+                     zip(curve.metric_epochs, curve.metrics["accuracy"], curve.metrics["nlp"])]
+        row = {"joint_learning_rate": lr, "per_epoch": per_epoch,
+               "median_seconds_per_epoch": float(np.median(curve.seconds_per_epoch))}
+        results["joint"].append(row)
+        print(json.dumps(row), flush=True)
+    best = max(((r["joint_learning_rate"], p) for r in results["joint"] for p in r["per_epoch"]),
+               key=lambda t: (t[1]["accuracy"], -t[1]["nlp"]))
+    results["best"] = {"joint_learning_rate": best[0], "joint_epochs": best[1]["epoch"],
+                       "accuracy": best[1]["accuracy"], "nlp": best[1]["nlp"]}
+    print("best on validation:", json.dumps(results["best"]))
+    write_results(results, args.output)
+    return results
+
+
+if __name__ == "__main__":
+    main()
