@@ -26,6 +26,8 @@ def add_stage_arguments(parser) -> None:
     parser.add_argument("--gp-epochs", type=int, default=None, help="override max(1, E//2) for the GP stage")
     parser.add_argument("--joint-epochs", type=int, default=None, help="override E for the joint stage")
     parser.add_argument("--joint-lr", type=float, default=1e-4, help="Adam learning rate of the joint stage")
+    parser.add_argument("--network-lr-decay", choices=["constant", "cosine"], default="constant",
+                        help="the DNN stage's Adam learning rate 1e-3: constant, or cosine-decayed to 0 over its epochs")
     parser.add_argument("--grid-prior", choices=["toeplitz", "circulant"], default="toeplitz",
                         help="K_ZZ of the grid GPs: exact Toeplitz (Cholesky) or circulant embedding (FFT)")
     parser.add_argument("--no-progress", action="store_true")
@@ -86,6 +88,17 @@ def standardise(train: np.ndarray, *others: np.ndarray):
     return [(a - mean) / std for a in (train,) + others]
 
 
+def decayed_learning_rate(learning_rate: float, decay: str, epochs: int, num_data: int, batch_size: int):
+    """``learning_rate`` itself (``decay="constant"``) or a cosine decay from it to 0 over ``epochs`` epochs
+    of ceil(num_data / batch_size) steps each (``"cosine"``)."""
+    if decay not in ("constant", "cosine"):
+        raise ValueError(f"network_lr_decay must be 'constant' or 'cosine', got {decay!r}")
+    if decay == "constant" or epochs == 0:
+        return learning_rate
+    steps = epochs * -(-num_data // min(batch_size, num_data))  # epochs × ceil(N / B)
+    return tf_keras.optimizers.schedules.CosineDecay(learning_rate, steps)
+
+
 def run_three_way(
     network,
     num_classes: int,
@@ -99,13 +112,21 @@ def run_three_way(
     grid_size: int = 64,
     grid_prior: str = "toeplitz",
     network_learning_rate: float = 1e-3,
+    network_lr_decay: str = "constant",
     gp_learning_rate: float = 1e-2,
     joint_learning_rate: float = 1e-4,
     logdir: Optional[Path] = None,
     seed: int = 0,
     progress: bool = True,
 ):
-    """DNN, DNN+GP (GP on the frozen pre-trained features) and SV-DKL in one run (Section 5)."""
+    """DNN, DNN+GP (GP on the frozen pre-trained features) and SV-DKL in one run (Section 5).
+
+    ``network_lr_decay="cosine"`` decays the DNN stage's learning rate from ``network_learning_rate``
+    to 0 over its ``network_epochs`` (``tf_keras`` ``CosineDecay``); ``"constant"`` keeps it fixed.
+    """
+    network_learning_rate = decayed_learning_rate(
+        network_learning_rate, network_lr_decay, network_epochs, len(train[0]), batch_size
+    )
     model = SVDKL(network, num_classes, num_data=len(train[0]), grid_size=grid_size, grid_prior=grid_prior)
     t0 = time.perf_counter()
     out = pretrain_and_fit(

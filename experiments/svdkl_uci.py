@@ -99,7 +99,7 @@ def main(argv=None):
             network_epochs=epochs if args.network_epochs is None else args.network_epochs,
             gp_epochs=max(1, epochs // 2) if args.gp_epochs is None else args.gp_epochs,
             joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
-            joint_learning_rate=args.joint_lr, grid_prior=args.grid_prior,
+            joint_learning_rate=args.joint_lr, grid_prior=args.grid_prior, network_lr_decay=args.network_lr_decay,
             batch_size=args.batch_size, grid_size=args.grid_size, logdir=logdir, seed=args.seed,
             progress=not args.no_progress,
         )

@@ -57,6 +57,19 @@ def test_log1p_features_transforms_only_named_columns():
         log1p_features(-X, ["capital-gain", "age", "capital-loss"], ["capital-gain"])
 
 
+def test_decayed_learning_rate_reaches_zero_after_the_stage():
+    import numpy as np
+
+    from experiments.svdkl_common import decayed_learning_rate
+
+    assert decayed_learning_rate(1e-3, "constant", 10, 1000, 256) == 1e-3
+    schedule = decayed_learning_rate(1e-3, "cosine", 10, 1000, 256)  # 10 epochs × 4 steps
+    values = np.array([float(schedule(step)) for step in (0, 20, 39, 40)])
+    np.testing.assert_allclose(values, [1e-3, 0.5e-3, 0.5e-3 * (1 + np.cos(np.pi * 39 / 40)), 0.0], rtol=1e-6, atol=1e-9)  # float32 schedule
+    with pytest.raises(ValueError, match="network_lr_decay must be 'constant' or 'cosine'"):
+        decayed_learning_rate(1e-3, "linear", 10, 1000, 256)
+
+
 def test_svdkl_mnist_schedule_small_run(data_dir, dataset_path, tmp_path):
     dataset_path("mnist", "train-images-idx3-ubyte.gz")
     from experiments import svdkl_mnist_schedule
@@ -65,7 +78,7 @@ def test_svdkl_mnist_schedule_small_run(data_dir, dataset_path, tmp_path):
     results = svdkl_mnist_schedule.main([
         "--data-dir", str(data_dir), "--max-train", "400", "--validation-size", "100", "--network-epochs", "1",
         "--gp-epochs", "1", "--joint-epochs", "2", "--joint-lrs", "1e-4,3e-4", "--grid-size", "16",
-        "--no-progress", "--output", str(out),
+        "--network-lr-decay", "cosine", "--no-progress", "--output", str(out),
     ])
     saved = json.loads(out.read_text())
     assert [row["joint_learning_rate"] for row in saved["joint"]] == [1e-4, 3e-4]
