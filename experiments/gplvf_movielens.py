@@ -7,6 +7,10 @@ Protocols (``--protocol a,b,c``):
     ``--condition-fraction`` (default 0.5) of their ratings, chosen at random, is observed; q(x*)
     is inferred from those alone (model fixed) and the remaining ratings are predicted.
     Gaussian q(X) vs Planar_K for K in ``--flows`` (default 0,20,30,50); RMSE beside Table 2.
+    ``--validation``: the same protocol inside the training users only, for choosing settings:
+    ``--num-validation-users`` (default 100) of the 843 training users are held out as validation
+    users (conditioned and predicted exactly like test users), GPLVF trains on the other 743, and
+    the 100 test users are not used at all (the test split itself is unchanged by the flag).
 (b) the standard u1..u5 splits: train on uK.base (all 943 users), predict uK.test at q(x_n).
 (c) Figure 4: test log-likelihood (eq. 33) vs flow length on the Sci-Fi/Romance slice (items
     tagged Sci-Fi or Romance; users with at least 2 ratings there; same 90/10 user protocol as (a)).
@@ -58,6 +62,7 @@ from gpflow_ext.bijectors import planar_flow  # noqa: E402
 from gpflow_ext.data import load_movielens  # noqa: E402
 from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
 from gpflow_ext.models import GPLVF  # noqa: E402
+from gpflow_ext.models.gplvf import KERNEL_NAMES  # noqa: E402
 from gpflow_ext.training import fit  # noqa: E402
 
 RATING_RANGE = (1.0, 5.0)
@@ -129,14 +134,27 @@ class LoopHistory:
         return self.objective[-1] if self.objective else float("nan")
 
 
-def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed):
+def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgrad_gamma: float = 0.0):
     """Adam over shuffled row minibatches with one compiled step traced once per batch shape.
+
+    ``natgrad_gamma > 0``: q(u) = (q_mu, q_sqrt) is instead updated by GPflow's natural-gradient
+    step of length gamma (Salimbeni et al. 2018) on each minibatch, then Adam updates everything
+    else (Z, kernel, noise, mean, q(x_n), flow) on a fresh estimate of the bound. For fixed x the
+    bound is conjugate in q(u), so gamma = 1 on the full data jumps to the optimal q(u); gamma < 1
+    damps the minibatch and Monte Carlo noise.
 
     Used for the timed runs reported in the README. An early version of ``gpflow_ext.training.fit``
     ran much slower per step on this model (it re-seeded TF every epoch, which rebuilt the step);
     after that fix both run at the same speed (0.071-0.074 s/epoch each on a 200 x 300 probe,
     measured side by side), so ``fit`` is the loop to use in new code."""
+    if not np.isfinite(natgrad_gamma) or not 0.0 <= natgrad_gamma <= 1.0:
+        raise ValueError(f"natgrad_gamma must be in [0, 1] (0 = Adam for q(u) too), got {natgrad_gamma!r}")
     optimizer = gpflow.keras.tf_keras.optimizers.Adam(learning_rate)
+    natgrad = None
+    if natgrad_gamma > 0:
+        natgrad = gpflow.optimizers.NaturalGradient(gamma=natgrad_gamma)
+        gpflow.utilities.set_trainable(model.q_mu, False)
+        gpflow.utilities.set_trainable(model.q_sqrt, False)
     variables = model.trainable_variables
     arrays = [np.asarray(a) for a in data]
     num_rows = arrays[0].shape[0]
@@ -145,6 +163,8 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed):
 
     @tf.function
     def step(batch):
+        if natgrad is not None:
+            natgrad.minimize(lambda: model.training_loss(batch), [(model.q_mu, model.q_sqrt)])
         with tf.GradientTape() as tape:
             loss = model.training_loss(batch)
         grads = tape.gradient(loss, variables)
@@ -180,21 +200,26 @@ def train_gplvf(
     learning_rate: float,
     num_samples: int,
     seed: int,
+    kernel: str = "se",
+    natgrad_gamma: float = 0.0,
     logdir: Optional[Path] = None,
     use_fit: bool = False,
 ):
     tf.random.set_seed(seed)
     flow = planar_flow(flow_length, latent_dim, seed=seed) if flow_length > 0 else None
-    model = GPLVF(train, latent_dim, num_inducing, flow=flow, num_samples=num_samples, seed=seed)
+    model = GPLVF(train, latent_dim, num_inducing, flow=flow, kernel=kernel, num_samples=num_samples, seed=seed)
     gpflow.utilities.set_trainable(model.inducing_variable, True)
     if use_fit:
+        if natgrad_gamma:
+            raise ValueError("natgrad_gamma needs the compiled loop (use_fit=False)")
         history = fit(
             model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
             seed=seed, logdir=None if logdir is None else str(logdir), progress=False,
         )
     else:
         history = compiled_loop(
-            model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed
+            model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
+            natgrad_gamma=natgrad_gamma,
         )
     return model, history
 
@@ -323,14 +348,44 @@ def centre(train: sp.csr_matrix, new_rows: Optional[sp.csr_matrix], how: str):
     return subtract_biases(train, mu, b_u, b_i), subtract_biases(new_rows, mu, b_new, b_i), (mu, b_new, b_i)
 
 
+def split_users(
+    num_users: int, num_test_users: int, seed: int, num_validation_users: Optional[int] = None
+) -> Tuple[np.ndarray, np.ndarray, np.random.Generator]:
+    """(training users, held-out users, generator for the held-out users' rating split) of protocol (a).
+
+    The test users are the first ``num_test_users`` of a permutation drawn with ``seed``.
+    ``num_validation_users=None``: held-out = the test users, training = all others.
+    Otherwise held-out = ``num_validation_users`` of the *training* users (drawn by a second
+    generator, so the test split is the same with and without validation), training = the rest
+    of the training users: the test users appear in neither."""
+    for arg, value in (("num_test_users", num_test_users), ("num_validation_users", num_validation_users)):
+        if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+            raise ValueError(f"{arg} must be a positive integer, got {value!r}")
+    num_train = num_users - num_test_users - (num_validation_users or 0)
+    if num_train < 1:
+        raise ValueError(
+            f"num_test_users={num_test_users} + num_validation_users={num_validation_users} leave no training "
+            f"users out of {num_users}"
+        )
+    rng = np.random.default_rng(seed)
+    users = rng.permutation(num_users)
+    test_users, train_users = np.sort(users[:num_test_users]), np.sort(users[num_test_users:])
+    if num_validation_users is None:
+        return train_users, test_users, rng
+    validation_rng = np.random.default_rng([seed, 1])
+    shuffled = validation_rng.permutation(train_users)
+    return np.sort(shuffled[num_validation_users:]), np.sort(shuffled[:num_validation_users]), rng
+
+
 def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
-    rng = np.random.default_rng(args.seed)
-    users = rng.permutation(ratings.shape[0])
-    num_test = args.num_test_users
-    test_users, train_users = np.sort(users[:num_test]), np.sort(users[num_test:])
+    train_users, heldout_users, rng = split_users(
+        ratings.shape[0], args.num_test_users, args.seed,
+        args.num_validation_users if args.validation else None,
+    )
     train = ratings[train_users]
-    observed, target = split_rows(ratings[test_users], args.condition_fraction, rng)
-    print(f"(a) {train.shape[0]} training users, {num_test} held-out users; conditioning on "
+    observed, target = split_rows(ratings[heldout_users], args.condition_fraction, rng)
+    kind = "validation" if args.validation else "test"
+    print(f"(a) {train.shape[0]} training users, {len(heldout_users)} held-out {kind} users; conditioning on "
           f"{observed.nnz} ratings ({args.condition_fraction:.0%} per user), predicting {target.nnz}")
     model_train, model_observed, test_biases = centre(train, observed, args.center)
     results = {}
@@ -340,7 +395,8 @@ def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
         model, history = train_gplvf(
             model_train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
-            seed=args.seed, logdir=None if args.logdir is None else args.logdir / f"a_{name}",
+            seed=args.seed, kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
+            logdir=None if args.logdir is None else args.logdir / f"a_{name}",
         )
         x_mean, x_var = model.infer_latent(
             model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.num_samples,
@@ -375,7 +431,8 @@ def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
         model, history = train_gplvf(
             model_train, args.flows_b, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
-            seed=args.seed, logdir=None if args.logdir is None else args.logdir / f"b_{split}",
+            seed=args.seed, kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
+            logdir=None if args.logdir is None else args.logdir / f"b_{split}",
         )
         ev = evaluate_at(
             model, model.X_mean.numpy(), model.X_var.numpy(), test, args.predict_samples, args.seed, biases=biases
@@ -413,6 +470,7 @@ def protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequence
         model, history = train_gplvf(
             model_train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples, seed=args.seed,
+            kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
         )
         x_mean, x_var = model.infer_latent(
             model_observed, num_steps=args.infer_steps, num_samples=args.num_samples, seed=args.seed
@@ -459,6 +517,14 @@ def main(argv=None):
     parser.add_argument("--predict-samples", type=int, default=50)
     parser.add_argument("--infer-steps", type=int, default=300)
     parser.add_argument("--num-test-users", type=int, default=100)
+    parser.add_argument("--validation", action="store_true",
+                        help="(a) hold out --num-validation-users of the training users instead of the test users "
+                             "(for choosing settings; the test users are not used)")
+    parser.add_argument("--num-validation-users", type=int, default=100)
+    parser.add_argument("--natgrad-gamma", type=float, default=0.0,
+                        help="natural-gradient step length for q(u) (0: Adam for q(u) as for everything else)")
+    parser.add_argument("--kernel", choices=KERNEL_NAMES, default="se",
+                        help="GP kernel on the latent space: SE-ARD (the paper's), ARD linear, or their sum")
     parser.add_argument("--condition-fraction", type=float, default=0.5)
     parser.add_argument("--center", choices=("bias", "none"), default="bias",
                         help="train GPLVF on the residuals of a user/item-bias fit (default) or on the raw ratings")
@@ -478,6 +544,7 @@ def main(argv=None):
     genres = ml.items.genres.astype(bool)
     if args.small:
         args.num_test_users = min(args.num_test_users, 15)
+        args.num_validation_users = min(args.num_validation_users, 15)
         args.infer_steps = min(args.infer_steps, 10)
         args.predict_samples = min(args.predict_samples, 5)
         args.gpy_iters = min(args.gpy_iters, 1)
@@ -495,7 +562,8 @@ def main(argv=None):
                          "test loglik": row.get("test_loglik"),
                          "s/epoch": row.get("seconds_per_epoch", row.get("seconds_per_iter"))})
         print_table(rows, ["q(X)", "RMSE", "paper RMSE", "test loglik", "s/epoch"],
-                    title=f"(a) MovieLens 100K, 843/100 users, conditioning fraction {args.condition_fraction}")
+                    title=f"(a) MovieLens 100K, {'validation users' if args.validation else 'test users'}, "
+                          f"kernel {args.kernel}, conditioning fraction {args.condition_fraction}")
     if "b" in protocols:
         splits = {}
         for split in args.splits.split(","):

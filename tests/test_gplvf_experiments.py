@@ -63,3 +63,105 @@ def test_tour_quick():
 
     results = tour(quick=True)
     assert results["flow_imputation_rmse"] < results["mean_imputation_rmse"]
+
+
+def test_validation_split_never_touches_test_users():
+    from experiments.gplvf_movielens import split_users
+
+    train, test, _ = split_users(943, 100, seed=3)
+    v_train, v_heldout, _ = split_users(943, 100, seed=3, num_validation_users=100)
+    assert len(train) == 843 and len(test) == 100 and len(v_train) == 743 and len(v_heldout) == 100
+    assert not set(test) & set(train)
+    # validation: held-out and training users are both drawn from the 843 training users only
+    assert set(v_heldout) | set(v_train) == set(train)
+    assert not set(v_heldout) & set(v_train)
+    assert not (set(v_heldout) | set(v_train)) & set(test)
+    # the rating split of the held-out users uses the same generator state either way
+    _, _, rng_a = split_users(943, 100, seed=3)
+    _, _, rng_b = split_users(943, 100, seed=3, num_validation_users=100)
+    assert rng_a.integers(1 << 30) == rng_b.integers(1 << 30)
+    assert not np.array_equal(split_users(943, 100, seed=4)[1], test)
+    with pytest.raises(ValueError, match="num_validation_users"):
+        split_users(943, 100, seed=0, num_validation_users=0)
+    with pytest.raises(ValueError, match="leave no training users"):
+        split_users(943, 100, seed=0, num_validation_users=843)
+
+
+def test_movielens_validation_mode_small(data_dir, dataset_path, tmp_path):
+    dataset_path("movielens-100k", "u.data.gz")
+    from experiments import gplvf_movielens
+
+    out = tmp_path / "val.json"
+    gplvf_movielens.main([
+        "--small", "--protocol", "a", "--validation", "--kernel", "se+linear", "--flows", "0", "--epochs", "2",
+        "--no-gpy", "--data-dir", str(data_dir), "--output", str(out),
+    ])
+    results = json.loads(out.read_text())
+    assert results["config"]["validation"] and results["config"]["kernel"] == "se+linear"
+    assert set(results["a"]) == {"gaussian", "bias_baseline"}
+    for name in ("gaussian", "bias_baseline"):
+        assert np.isfinite(results["a"][name]["rmse"]), name
+
+
+def _toy_rows(rng, n=20, d=4, q=2, missing=0.3):
+    X = rng.standard_normal((n, q))
+    Y = np.sin(X) @ rng.standard_normal((q, d)) + 0.1 * rng.standard_normal((n, d))
+    drop = rng.random(Y.shape) < missing
+    drop[:, 0] = False
+    Y[drop] = np.nan
+    return Y
+
+
+def test_natgrad_gamma_one_jumps_to_the_optimal_q_u_for_fixed_latent_samples():
+    import gpflow
+    import tensorflow as tf
+
+    from gpflow_ext.models import GPLVF
+
+    rng = np.random.default_rng(5)
+    Y = _toy_rows(rng)
+    model = GPLVF(Y, 2, 5, flow=None, seed=2)
+    data = model.training_data()
+    noise = tf.constant(rng.standard_normal((3, 20, 2)))  # fixed x samples: the bound is conjugate in q(u)
+
+    def loss():
+        return -model.elbo_given_base_noise(data, noise)
+
+    def q_u_gradients():
+        with tf.GradientTape() as tape:
+            value = loss()
+        variables = [model.q_mu.unconstrained_variable, model.q_sqrt.unconstrained_variable]
+        return value.numpy(), [g.numpy() for g in tape.gradient(value, variables)]
+
+    start, (g_mu0, _) = q_u_gradients()
+    gpflow.optimizers.NaturalGradient(gamma=1.0).minimize(loss, [(model.q_mu, model.q_sqrt)])
+    after, (g_mu, g_sqrt) = q_u_gradients()
+    assert after < start
+    assert np.max(np.abs(g_mu)) < 1e-6 * max(1.0, np.max(np.abs(g_mu0)))
+    assert np.max(np.abs(g_sqrt)) < 1e-6 * max(1.0, np.max(np.abs(g_mu0)))
+
+
+def test_compiled_loop_with_natgrad_trains_and_checks_gamma():
+    import tensorflow as tf
+
+    from experiments.gplvf_movielens import compiled_loop
+    from gpflow_ext.bijectors import planar_flow
+    from gpflow_ext.models import GPLVF
+
+    rng = np.random.default_rng(6)
+    Y = _toy_rows(rng, n=30)
+    model = GPLVF(Y, 2, 5, flow=planar_flow(1, 2), num_samples=2, seed=1)
+    data = model.training_data()
+    noise = tf.constant(rng.standard_normal((16, 30, 2)))
+    start = model.elbo_given_base_noise(data, noise).numpy()
+    z0 = model.inducing_variable.Z.numpy().copy()
+    history = compiled_loop(model, data, epochs=15, batch_size=10, learning_rate=0.02, seed=0, natgrad_gamma=0.3)
+    assert np.all(np.isfinite(history.objective))
+    assert model.elbo_given_base_noise(data, noise).numpy() > start
+    assert not np.allclose(model.inducing_variable.Z.numpy(), z0)  # Adam still trains the rest
+    assert {id(v) for v in (model.q_mu.unconstrained_variable, model.q_sqrt.unconstrained_variable)}.isdisjoint(
+        {id(v) for v in model.trainable_variables}
+    )
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="natgrad_gamma"):
+            compiled_loop(GPLVF(Y, 2, 5), data, epochs=1, batch_size=10, learning_rate=0.01, seed=0, natgrad_gamma=bad)

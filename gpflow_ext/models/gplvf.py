@@ -48,6 +48,8 @@ __all__ = [
     "gaussian_kl_to_standard_normal",
     "flow_kl_to_standard_normal",
     "build_encoder",
+    "KERNEL_NAMES",
+    "make_kernel",
 ]
 
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -193,6 +195,40 @@ def flow_kl_to_standard_normal(flow, x_mean, x_var, base_noise) -> Tuple[tf.Tens
     return x, tf.reduce_mean(log_q - log_prior, axis=0)  # [S, N, Q], [N]
 
 
+KERNEL_NAMES = ("se", "linear", "se+linear")
+
+
+def make_kernel(name: str, latent_dim: int, num_inducing: Optional[int] = None) -> gpflow.kernels.Kernel:
+    """The GP prior's covariance on R^Q by name (one kernel shared by the D outputs):
+
+    * ``"se"``: SE-ARD, variance 1, unit lengthscales (the paper's kernel);
+    * ``"linear"``: ARD linear k(x, x') = Σ_q v_q x_q x'_q, v_q = 1/Q (a Bayesian matrix
+      factorisation). Its Kuu has rank <= Q, so it needs ``num_inducing <= latent_dim``;
+    * ``"se+linear"``: SE-ARD (variance 0.5) + ARD linear (v_q = 0.5/Q): the SE part can use a
+      short lengthscale for non-linear structure while the linear part carries the linear trend.
+
+    Initial prior variances are about 1 at unit-variance latents (the PCA initialisation) in
+    each case. Any kernel works in the bound: E over x is Monte Carlo and f | x goes through
+    GPflow's ``conditional``, so no kernel-specific Ψ statistics are needed.
+    """
+    if not isinstance(latent_dim, (int, np.integer)) or latent_dim < 1:
+        raise ValueError(f"latent_dim must be a positive integer, got {latent_dim!r}")
+    if name not in KERNEL_NAMES:
+        raise ValueError(f"kernel must be one of {KERNEL_NAMES}, got {name!r}")
+    if name == "linear" and num_inducing is not None and num_inducing > latent_dim:
+        raise ValueError(
+            f"kernel='linear' has a rank-{latent_dim} Kuu: num_inducing={num_inducing} must be <= "
+            f"latent_dim={latent_dim} (or use kernel='se+linear')"
+        )
+    if name == "se":
+        return gpflow.kernels.SquaredExponential(lengthscales=np.ones(latent_dim))
+    if name == "linear":
+        return gpflow.kernels.Linear(variance=np.full(latent_dim, 1.0 / latent_dim))
+    return gpflow.kernels.SquaredExponential(variance=0.5, lengthscales=np.ones(latent_dim)) + gpflow.kernels.Linear(
+        variance=np.full(latent_dim, 0.5 / latent_dim)
+    )
+
+
 def build_encoder(output_dim: int, latent_dim: int, hidden_units: Sequence[int] = (128, 64)) -> tf_keras.Model:
     """Back-constraint network (Table 1, Lawrence and Quiñonero Candela 2006): a masked row
     [y ⊙ m, m] ∈ R^{2D} -> (μ_n, log s_n) ∈ R^{2Q}. Built, float64."""
@@ -218,6 +254,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
     ``GPLVF(Y, latent_dim=Q, num_inducing=M, flow=planar_flow(K, Q))``; ``Y`` [N, D] with NaN
     for missing entries (or ``mask=``, or a scipy.sparse matrix of observed entries).
+    ``kernel``: a gpflow Kernel or a name of :func:`make_kernel` (default ``"se"``, SE-ARD).
     Train with ``gpflow_ext.training.fit(model, model.training_data(), batch_size=...)``: the
     data tuple is (values [N, D], mask [N, D], row index [N]); the row index selects the
     local parameters (μ_n, s_n) of q(x_n). With ``encoder=...`` the local parameters come
@@ -232,7 +269,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         flow: Optional[tfp.bijectors.Bijector] = None,
         *,
         mask=None,
-        kernel: Optional[gpflow.kernels.Kernel] = None,
+        kernel: Union[None, str, gpflow.kernels.Kernel] = None,
         mean_function: Optional[gpflow.mean_functions.MeanFunction] = None,
         noise_variance: Optional[float] = None,
         num_samples: int = 1,
@@ -284,7 +321,11 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         self.inducing_variable = gpflow.inducing_variables.InducingPoints(Z)
 
         if kernel is None:
-            kernel = gpflow.kernels.SquaredExponential(lengthscales=np.ones(latent_dim))  # SE-ARD
+            kernel = "se"  # SE-ARD
+        if isinstance(kernel, str):
+            kernel = make_kernel(kernel, latent_dim, num_inducing)
+        if not isinstance(kernel, gpflow.kernels.Kernel):
+            raise TypeError(f"kernel must be a gpflow Kernel, one of {KERNEL_NAMES} or None, got {type(kernel)}")
         self.kernel = kernel
         if mean_function is None:
             column_sum = values.sum(0)
