@@ -19,10 +19,14 @@ from gpflow_ext.models.gplvf import (
 )
 
 
-def _toy(rng, n=24, d=4, q=2, missing=0.0):
+def _toy(rng, n=24, d=4, q=2, missing=0.0, linear_trend=False):
+    """Rows sin(x) W (+ x W' with ``linear_trend``) + noise, x ~ N(0, I_q); ``missing`` of the
+    entries NaN (never a whole row)."""
     X = rng.standard_normal((n, q))
-    W = rng.standard_normal((q, d))
-    Y = np.sin(X) @ W + 0.1 * rng.standard_normal((n, d))
+    Y = np.sin(X) @ rng.standard_normal((q, d))
+    if linear_trend:
+        Y = Y + X @ rng.standard_normal((q, d))
+    Y = Y + 0.1 * rng.standard_normal((n, d))
     if missing:
         drop = rng.random(Y.shape) < missing
         drop[:, 0] = False  # no row empty
@@ -382,16 +386,6 @@ def test_trains_with_the_shared_fit_loop():
 
 
 # ------------------------------------------------------------------------------- named kernels
-def _toy_mixed(rng, n, d, q, missing=0.0):
-    X = rng.standard_normal((n, q))
-    Y = np.sin(X) @ rng.standard_normal((q, d)) + X @ rng.standard_normal((q, d)) + 0.1 * rng.standard_normal((n, d))
-    if missing:
-        drop = rng.random(Y.shape) < missing
-        drop[:, 0] = False  # no row empty
-        Y[drop] = np.nan
-    return Y
-
-
 def test_named_kernels_are_what_they_say():
     se = make_kernel("se", 3)
     assert isinstance(se, gpflow.kernels.SquaredExponential)
@@ -407,10 +401,10 @@ def test_named_kernels_are_what_they_say():
         both(x).numpy(), both.kernels[0](x).numpy() + 0.5 / 3 * x @ x.T, rtol=1e-12
     )
     # the default stays the paper's SE-ARD with unit lengthscales
-    model = GPLVF(_toy_mixed(np.random.default_rng(1), 8, 3, 2), 2, 3)
+    model = GPLVF(_toy(np.random.default_rng(1), 8, 3, 2, linear_trend=True), 2, 3)
     assert isinstance(model.kernel, gpflow.kernels.SquaredExponential)
     np.testing.assert_array_equal(model.kernel.lengthscales.numpy(), np.ones(2))
-    named = GPLVF(_toy_mixed(np.random.default_rng(1), 8, 3, 2), 2, 3, kernel="se+linear")
+    named = GPLVF(_toy(np.random.default_rng(1), 8, 3, 2, linear_trend=True), 2, 3, kernel="se+linear")
     assert isinstance(named.kernel, gpflow.kernels.Sum)
 
 
@@ -429,7 +423,7 @@ def test_svi_bound_matches_collapsed_bayesian_gplvm_for_named_kernels(name):
     rng = np.random.default_rng(11)
     N, D, Q = 20, 3, 2
     M = 2 if name == "linear" else 6  # a linear kernel's Kuu has rank Q
-    Y = _toy_mixed(rng, N, D, Q)
+    Y = _toy(rng, N, D, Q, linear_trend=True)
     x_mean = rng.standard_normal((N, Q))
     x_var = rng.uniform(0.05, 0.5, (N, Q))
     Z = rng.standard_normal((M, Q))
@@ -470,7 +464,7 @@ def test_svi_bound_matches_collapsed_bayesian_gplvm_for_named_kernels(name):
 
 def test_sum_kernel_with_flow_and_missing_data_has_finite_gradients_and_trains():
     rng = np.random.default_rng(12)
-    Y = _toy_mixed(rng, 24, 5, 2, missing=0.4)
+    Y = _toy(rng, 24, 5, 2, missing=0.4, linear_trend=True)
     model = GPLVF(Y, 2, 5, flow=planar_flow(2, 2, init_scale=0.5), kernel="se+linear", num_samples=2, seed=3)
     data = model.training_data()
     with tf.GradientTape() as tape:
@@ -490,7 +484,7 @@ def test_sum_kernel_with_flow_and_missing_data_has_finite_gradients_and_trains()
 
 
 def test_kernel_arguments_give_clear_errors():
-    Y = _toy_mixed(np.random.default_rng(13), 10, 4, 2)
+    Y = _toy(np.random.default_rng(13), 10, 4, 2, linear_trend=True)
     assert KERNEL_NAMES == ("se", "linear", "se+linear")
     with pytest.raises(ValueError, match="kernel must be one of"):
         GPLVF(Y, 2, 3, kernel="rbf")

@@ -37,7 +37,7 @@ from gpflow.kernels import IsotropicStationary, Kernel, Linear, Polynomial, Prod
 
 from ..inducing_variables.subspace import SubspaceInducingPoints
 
-__all__ = ["Kff", "Kuu_subspace", "Kuf_subspace", "project_inputs", "to_input_tensor"]
+__all__ = ["Kff", "Kuu_subspace", "Kuf_subspace", "inducing_covariances", "project_inputs", "to_input_tensor"]
 
 InputTensor = Union[tf.Tensor, tf.SparseTensor]
 
@@ -279,3 +279,14 @@ def Kff(kernel: Kernel, X: Any, *, full_cov: bool = False) -> tf.Tensor:
         return _kernel_diag_from_sq(kernel, sq)  # [N]
     inner = tf.sparse.sparse_dense_matmul(X, tf.sparse.to_dense(tf.sparse.reorder(X)), adjoint_b=True)  # [N, N]
     return _kernel_from_inner(kernel, inner, sq, sq, same=True)  # [N, N]
+
+
+def inducing_covariances(
+    inducing_variable: Any, kernel: Kernel, X: Any, *, full_cov: bool = False
+) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """What a sparse GP's conditional needs at X: K_zz ``[M, M]``, K_zx ``[M, N]`` and k(X, X)
+    (``[N]``, or ``[N, N]`` with ``full_cov``); ``Kuu``/``Kuf`` dispatch on the inducing variable."""
+    Kmm = Kuu(inducing_variable, kernel)  # [M, M]
+    Kmn = Kuf(inducing_variable, kernel, X)  # [M, N]
+    Knn = Kff(kernel, X, full_cov=full_cov)  # [N] or [N, N]
+    return Kmm, Kmn, Knn

@@ -26,12 +26,12 @@ import scipy.sparse
 import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.base import InputData, MeanAndVariance, RegressionData, TensorType
-from gpflow.covariances import Kuf, Kuu
+from gpflow.covariances import Kuu
 from gpflow.inducing_variables import InducingPoints, InducingVariables
 from gpflow.models import GPModel
 from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 
-from ..covariances.subspace import Kff, to_input_tensor
+from ..covariances.subspace import inducing_covariances, to_input_tensor
 from ..inducing_variables.subspace import SubspaceInducingPoints
 from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabelBernoulli
 from ..variational.preconditioned import (
@@ -264,9 +264,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
     def predict_latent(self, Xnew: Any, full_cov: bool = False) -> MeanAndVariance:
         """Marginals of q(h_p(x)) (eq. 18-19): mean k(x,Z) μ_p, variance k(x,x) − k(x,Z)(K+Σ_p)⁻¹k(Z,x)."""
         X = self._inputs(Xnew)
-        Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
-        Kmn = Kuf(self.inducing_variable, self.kernel, X)  # [M, N]
-        Knn = Kff(self.kernel, X, full_cov=full_cov)  # [N] or [N, N]
+        Kmm, Kmn, Knn = inducing_covariances(self.inducing_variable, self.kernel, X, full_cov=full_cov)
         mean, var = preconditioned_conditional(
             Kmn, Kmm, Knn, self.q_mu, self.q_sigma, full_cov=full_cov
         )  # [N, P], [N, P] or [P, N, N]
@@ -331,9 +329,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             X, Y = self.prepare_data(X, Y)
         X = self._inputs(X)
         labels = _sparse_labels(Y, self.num_labels, gpflow.default_float())
-        Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
-        Kmn = Kuf(self.inducing_variable, self.kernel, X)  # [M, B]
-        Knn = Kff(self.kernel, X, full_cov=False)  # [B]
+        Kmm, Kmn, Knn = inducing_covariances(self.inducing_variable, self.kernel, X)  # [M, M], [M, B], [B]
         kl, h_mean, h_var = preconditioned_kl_and_marginals(
             Kmn, Kmm, Knn, self.q_mu, self.q_sigma
         )  # [], [B, P], [B, P]: one Cholesky and one L⁻¹ per step

@@ -25,7 +25,7 @@ import scipy.sparse
 import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.base import MeanAndVariance
-from gpflow.covariances import Kuf, Kuu
+from gpflow.covariances import Kuu
 from gpflow.inducing_variables import InducingVariables
 from gpflow.kernels import Kernel
 from gpflow.likelihoods import Likelihood
@@ -34,7 +34,7 @@ from gpflow.models import GPModel
 from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from gpflow.models.util import inducingpoint_wrapper
 
-from ..covariances.subspace import Kff, to_input_tensor
+from ..covariances.subspace import inducing_covariances, to_input_tensor
 from ..variational.preconditioned import (
     PreconditionedGaussian,
     preconditioned_conditional,
@@ -153,7 +153,7 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         """The evidence lower bound, scaled by num_data / batch size when ``num_data`` is set."""
         X, Y = data
         X = self._as_inputs(X, "X")
-        Kmm, Kmn, Knn = self._covariances(X, full_cov=False)
+        Kmm, Kmn, Knn = inducing_covariances(self.inducing_variable, self.kernel, X)
         kl, f_mean, f_var = preconditioned_kl_and_marginals(
             Kmn, Kmm, Knn, self.q.q_mu, self.q.q_sigma
         )  # [], [B, P], [B, P]: one factorisation shared by the KL and the marginals
@@ -177,16 +177,9 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         if full_output_cov:
             raise NotImplementedError("PreconditionedSVGP has independent latent GPs: full_output_cov=False only")
         Xnew = self._as_inputs(Xnew, "Xnew")
-        Kmm, Kmn, Knn = self._covariances(Xnew, full_cov=full_cov)
+        Kmm, Kmn, Knn = inducing_covariances(self.inducing_variable, self.kernel, Xnew, full_cov=full_cov)
         mean, var = preconditioned_conditional(Kmn, Kmm, Knn, self.q.q_mu, self.q.q_sigma, full_cov=full_cov)
         return self._add_mean_function(Xnew, mean), var
-
-    def _covariances(self, X: Any, full_cov: bool) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        """K_zz [M, M], K_zx [M, N] and k(x, x) ([N], or [N, N] with ``full_cov``)."""
-        Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
-        Kmn = Kuf(self.inducing_variable, self.kernel, X)  # [M, N]
-        Knn = Kff(self.kernel, X, full_cov=full_cov)  # [N] or [N, N]
-        return Kmm, Kmn, Knn
 
     def _add_mean_function(self, X: Any, mean: tf.Tensor) -> tf.Tensor:
         return mean if isinstance(self.mean_function, Zero) else mean + self.mean_function(X)
