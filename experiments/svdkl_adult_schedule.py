@@ -2,8 +2,9 @@
 
     python experiments/svdkl_adult_schedule.py --data-dir $GPFLOW_EXT_DATA --output results/adult_schedules.jsonl
 
-Each candidate (network / GP / joint epochs, joint learning rate, batch size) trains DNN -> DNN+GP ->
-SV-DKL on a stratified 80 % of adult.data and is scored on the other 20 %; one JSON line per candidate.
+Each candidate (network / GP / joint epochs, learning rates, batch size, dropout, the network stage's
+optimizer) trains DNN -> DNN+GP -> SV-DKL on a stratified 80 % of adult.data and is scored on the
+other 20 %; one JSON line per candidate.
 """
 import json
 import sys
@@ -25,6 +26,16 @@ CANDIDATES = [
     dict(network_epochs=3, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256, log1p=True),
     dict(network_epochs=2, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256, log1p=True),
     dict(network_epochs=3, gp_epochs=5, joint_epochs=3, joint_learning_rate=3e-4, batch_size=256, log1p=True),
+    # regularised networks: dropout after each hidden ReLU (all stages), a slower or decayed network stage
+    dict(network_epochs=3, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256, dropout=0.5),
+    dict(network_epochs=3, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256, dropout=0.2),
+    dict(network_epochs=6, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256, dropout=0.5),
+    dict(network_epochs=6, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256,
+         network_learning_rate=3e-4),
+    dict(network_epochs=5, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256,
+         network_optimizer_name="sgd", network_learning_rate=1e-2, network_weight_decay=5e-3),
+    dict(network_epochs=5, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256,
+         network_lr_decay="cosine"),
 ]
 
 
@@ -50,13 +61,14 @@ def main(argv=None):
         candidate = CANDIDATES[index]
         options = dict(candidate)
         batch_size = options.pop("batch_size")
+        dropout = options.pop("dropout", 0.0)
         if options.pop("log1p", False):
             Xtr, Xva = standardise(*(log1p_features(A, train.feature_names, ADULT_HEAVY_TAILED)
                                      for A in (Xtr_raw, Xva_raw)))
         else:
             Xtr, Xva = standardise(Xtr_raw, Xva_raw)
         _, out, seconds, _ = run_three_way(
-            build_mlp(Xtr.shape[1], 2, seed=args.seed), 2, (Xtr, ytr), (Xva, yva),
+            build_mlp(Xtr.shape[1], 2, seed=args.seed, dropout=dropout), 2, (Xtr, ytr), (Xva, yva),
             batch_size=batch_size, progress=False, seed=args.seed, **options,
         )
         row = {"config": candidate, "dnn": out["dnn"], "dnn_gp": out["dnn_gp"], "svdkl": out["svdkl"],

@@ -20,24 +20,44 @@ from gpflow_ext.models import SVDKL, pretrain_and_fit
 F64 = gpflow.default_float()
 
 
+def add_network_arguments(parser) -> None:
+    """Command-line options of the DNN stage's optimizer (learning rate, its decay, optimizer, weight decay)."""
+    parser.add_argument("--network-lr", type=float, default=1e-3, help="learning rate of the DNN stage")
+    parser.add_argument("--network-lr-decay", choices=["constant", "cosine"], default="constant",
+                        help="the DNN stage's learning rate: constant, or cosine-decayed to 0 over its epochs")
+    parser.add_argument("--network-optimizer", choices=NETWORK_OPTIMIZERS, default="adam",
+                        help="the DNN stage's optimizer: adam (AdamW when weight decay > 0) or sgd (momentum 0.9)")
+    parser.add_argument("--network-weight-decay", type=float, default=0.0,
+                        help="decoupled weight decay of the DNN stage (w -= lr * wd * w each step; Caffe's "
+                             "coupled 5e-4 under momentum 0.9 is about 5e-3 here)")
+
+
 def add_stage_arguments(parser) -> None:
     """Command-line options of the DNN -> DNN+GP -> SV-DKL schedule shared by both SV-DKL scripts."""
     parser.add_argument("--network-epochs", type=int, default=None, help="override E for the DNN stage")
     parser.add_argument("--gp-epochs", type=int, default=None, help="override max(1, E//2) for the GP stage")
     parser.add_argument("--joint-epochs", type=int, default=None, help="override E for the joint stage")
     parser.add_argument("--joint-lr", type=float, default=1e-4, help="Adam learning rate of the joint stage")
-    parser.add_argument("--network-lr-decay", choices=["constant", "cosine"], default="constant",
-                        help="the DNN stage's Adam learning rate 1e-3: constant, or cosine-decayed to 0 over its epochs")
+    add_network_arguments(parser)
     parser.add_argument("--grid-prior", choices=["toeplitz", "circulant"], default="toeplitz",
                         help="K_ZZ of the grid GPs: exact Toeplitz (Cholesky) or circulant embedding (FFT)")
     parser.add_argument("--no-progress", action="store_true")
 
 
-def build_mlp(input_dim: int, num_outputs: int, hidden: Sequence[int] = (1000, 1000, 500, 50), seed: int = 0):
-    """The paper's fully connected d-1000-1000-500-50-c ReLU network (Section 5.1/5.2)."""
+def build_mlp(input_dim: int, num_outputs: int, hidden: Sequence[int] = (1000, 1000, 500, 50), seed: int = 0,
+              dropout: float = 0.0):
+    """The paper's fully connected d-1000-1000-500-50-c ReLU network (Section 5.1/5.2).
+
+    ``dropout > 0`` adds a ``Dropout(dropout)`` after every hidden ReLU (active in training steps, off in
+    prediction); the paper does not use it."""
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
     tf_keras.utils.set_random_seed(seed)
     layers = [tf_keras.Input((input_dim,), dtype=F64)]
-    layers += [tf_keras.layers.Dense(h, activation="relu", dtype=F64) for h in hidden]
+    for h in hidden:
+        layers.append(tf_keras.layers.Dense(h, activation="relu", dtype=F64))
+        if dropout > 0:
+            layers.append(tf_keras.layers.Dropout(dropout, seed=seed, dtype=F64))
     layers += [tf_keras.layers.Dense(num_outputs, dtype=F64)]
     return tf_keras.Sequential(layers, name="mlp")
 
@@ -99,6 +119,23 @@ def decayed_learning_rate(learning_rate: float, decay: str, epochs: int, num_dat
     return tf_keras.optimizers.schedules.CosineDecay(learning_rate, steps)
 
 
+NETWORK_OPTIMIZERS = ("adam", "sgd")
+
+
+def network_optimizer(name: str, learning_rate, weight_decay: float = 0.0):
+    """The DNN stage's tf_keras optimizer: ``"adam"`` (``AdamW`` when ``weight_decay > 0``) or ``"sgd"``
+    (momentum 0.9, as Caffe's LeNet solver). ``learning_rate`` may be a schedule."""
+    if name not in NETWORK_OPTIMIZERS:
+        raise ValueError(f"network_optimizer must be one of {NETWORK_OPTIMIZERS}, got {name!r}")
+    if not np.isfinite(weight_decay) or weight_decay < 0:
+        raise ValueError(f"network_weight_decay must be a finite number >= 0, got {weight_decay!r}")
+    if name == "sgd":
+        return tf_keras.optimizers.SGD(learning_rate, momentum=0.9, weight_decay=weight_decay or None)
+    if weight_decay > 0:
+        return tf_keras.optimizers.AdamW(learning_rate, weight_decay=weight_decay)
+    return tf_keras.optimizers.Adam(learning_rate)
+
+
 def run_three_way(
     network,
     num_classes: int,
@@ -113,6 +150,8 @@ def run_three_way(
     grid_prior: str = "toeplitz",
     network_learning_rate: float = 1e-3,
     network_lr_decay: str = "constant",
+    network_optimizer_name: str = "adam",
+    network_weight_decay: float = 0.0,
     gp_learning_rate: float = 1e-2,
     joint_learning_rate: float = 1e-4,
     logdir: Optional[Path] = None,
@@ -123,10 +162,12 @@ def run_three_way(
 
     ``network_lr_decay="cosine"`` decays the DNN stage's learning rate from ``network_learning_rate``
     to 0 over its ``network_epochs`` (``tf_keras`` ``CosineDecay``); ``"constant"`` keeps it fixed.
+    ``network_optimizer_name`` / ``network_weight_decay``: see :func:`network_optimizer` (DNN stage only).
     """
     network_learning_rate = decayed_learning_rate(
         network_learning_rate, network_lr_decay, network_epochs, len(train[0]), batch_size
     )
+    optimizer = network_optimizer(network_optimizer_name, network_learning_rate, network_weight_decay)
     model = SVDKL(network, num_classes, num_data=len(train[0]), grid_size=grid_size, grid_prior=grid_prior)
     t0 = time.perf_counter()
     out = pretrain_and_fit(
@@ -137,6 +178,7 @@ def run_three_way(
         joint_epochs=joint_epochs,
         batch_size=batch_size,
         network_learning_rate=network_learning_rate,
+        network_optimizer=optimizer,
         gp_learning_rate=gp_learning_rate,
         joint_learning_rate=joint_learning_rate,
         validation_data=test,

@@ -70,6 +70,8 @@ def main(argv=None):
             gp_epochs=max(1, epochs // 2) if args.gp_epochs is None else args.gp_epochs,
             joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
             joint_learning_rate=args.joint_lr, grid_prior=args.grid_prior, network_lr_decay=args.network_lr_decay,
+            network_learning_rate=args.network_lr, network_optimizer_name=args.network_optimizer,
+            network_weight_decay=args.network_weight_decay,
         batch_size=args.batch_size, grid_size=args.grid_size, logdir=args.logdir, seed=args.seed,
         progress=not args.no_progress,
     )
@@ -83,7 +85,8 @@ def main(argv=None):
         if args.logdir:
             image_to_tensorboard(png, args.logdir, f"figure3/{args.dataset}")
     results = {"dataset": args.dataset, "epochs": epochs, "rows": rows, "seconds": seconds,
-               "median_seconds_per_epoch": timing, "batch_size": args.batch_size, "grid_size": args.grid_size}
+               "median_seconds_per_epoch": timing, "batch_size": args.batch_size, "grid_size": args.grid_size,
+               "arguments": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}}
     write_results(results, args.output)
     return results
 

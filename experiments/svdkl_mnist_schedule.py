@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from experiments.common import base_parser, write_results  # noqa: E402
-from experiments.svdkl_common import build_lenet, run_three_way  # noqa: E402
+from experiments.svdkl_common import add_network_arguments, build_lenet, run_three_way  # noqa: E402
 from experiments.svdkl_images import load  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--grid-size", type=int, default=64)
     parser.add_argument("--max-train", type=int, default=None, help="subsample the training set (smoke runs)")
-    parser.add_argument("--network-lr-decay", choices=["constant", "cosine"], default="constant")
+    add_network_arguments(parser)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     learning_rates = [float(v) for v in args.joint_lrs.split(",")]
@@ -48,11 +48,14 @@ def main(argv=None):
     model, out, seconds, timing = run_three_way(
         build_lenet(C, seed=args.seed), C, train_data, valid_data,
         network_epochs=args.network_epochs, gp_epochs=args.gp_epochs, joint_epochs=0,
-        network_lr_decay=args.network_lr_decay,
+        network_learning_rate=args.network_lr, network_lr_decay=args.network_lr_decay,
+        network_optimizer_name=args.network_optimizer, network_weight_decay=args.network_weight_decay,
         batch_size=args.batch_size, grid_size=args.grid_size, seed=args.seed, progress=not args.no_progress,
     )
     start = [v.numpy() for v in model.trainable_variables]
-    results = {"network_epochs": args.network_epochs, "network_lr_decay": args.network_lr_decay, "gp_epochs": args.gp_epochs, "batch_size": args.batch_size,
+    results = {"network_epochs": args.network_epochs, "network_lr_decay": args.network_lr_decay,
+               "network_optimizer": args.network_optimizer, "network_lr": args.network_lr,
+               "network_weight_decay": args.network_weight_decay, "gp_epochs": args.gp_epochs, "batch_size": args.batch_size,
                "grid_size": args.grid_size, "validation_size": len(valid), "dnn": out["dnn"],
                "dnn_gp": out["dnn_gp"], "pretrain_seconds": seconds, "joint": []}
     print(json.dumps({"dnn": out["dnn"], "dnn_gp": out["dnn_gp"]}), flush=True)

@@ -78,6 +78,8 @@ def main(argv=None):
     parser.add_argument("--hidden", type=str, default="1000,1000,500,50", help="hidden layer sizes")
     parser.add_argument("--figures", type=Path, default=None, help="folder for the Figure 3 PNG")
     add_stage_arguments(parser)
+    parser.add_argument("--dropout", type=float, default=0.0,
+                        help="dropout rate after each hidden ReLU of the network (0: none, as the paper)")
     args = parser.parse_args(argv)
     epochs = 10 if args.epochs is None else args.epochs
     hidden = tuple(int(h) for h in args.hidden.split(",") if h)
@@ -92,7 +94,7 @@ def main(argv=None):
             keep = rng.permutation(len(test[0]))[: args.max_test]
             test = (test[0][keep], test[1][keep])
         print(f"{args.dataset}: {split}; train {train[0].shape}, test {test[0].shape}, {C} classes")
-        network = build_mlp(train[0].shape[1], C, hidden, seed=args.seed + fold)
+        network = build_mlp(train[0].shape[1], C, hidden, seed=args.seed + fold, dropout=args.dropout)
         logdir = None if args.logdir is None else args.logdir / f"fold{fold}"
         model, out, seconds, timing = run_three_way(
             network, C, train, test,
@@ -100,6 +102,8 @@ def main(argv=None):
             gp_epochs=max(1, epochs // 2) if args.gp_epochs is None else args.gp_epochs,
             joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
             joint_learning_rate=args.joint_lr, grid_prior=args.grid_prior, network_lr_decay=args.network_lr_decay,
+            network_learning_rate=args.network_lr, network_optimizer_name=args.network_optimizer,
+            network_weight_decay=args.network_weight_decay,
             batch_size=args.batch_size, grid_size=args.grid_size, logdir=logdir, seed=args.seed,
             progress=not args.no_progress,
         )
@@ -125,7 +129,8 @@ def main(argv=None):
     print_table(summary, ["dataset", "model", "accuracy", "acc_std", "paper_accuracy", "nlp", "paper_nlp"],
                 title=f"SV-DKL Table 2 / Table 5 ({folds[0]['split'] if len(folds) == 1 else f'{len(folds)} folds'})")
     results = {"dataset": args.dataset, "epochs": epochs, "summary": summary, "folds": folds,
-               "batch_size": args.batch_size, "grid_size": args.grid_size, "hidden": hidden}
+               "batch_size": args.batch_size, "grid_size": args.grid_size, "hidden": hidden,
+               "arguments": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}}
     write_results(results, args.output)
     return results
 

@@ -3,6 +3,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -15,13 +16,14 @@ def test_svdkl_uci_small_run(data_dir, dataset_path, tmp_path):
     out = tmp_path / "adult.json"
     results = svdkl_uci.main([
         "--data-dir", str(data_dir), "--dataset", "adult", "--epochs", "1", "--max-train", "400",
-        "--max-test", "200", "--hidden", "32,8", "--grid-size", "16", "--no-progress",
+        "--max-test", "200", "--hidden", "32,8", "--grid-size", "16", "--no-progress", "--dropout", "0.2",
         "--output", str(out), "--logdir", str(tmp_path / "runs"),
     ])
     saved = json.loads(out.read_text())
     assert [r["model"] for r in saved["summary"]] == ["DNN", "DNN+GP", "SV-DKL"]
     assert all(0.0 <= r["accuracy"] <= 1.0 for r in results["summary"])
     assert saved["summary"][2]["paper_accuracy"] == 0.857
+    assert saved["arguments"]["dropout"] == 0.2
     assert (tmp_path / "runs" / "svdkl_adult_figure3.png").stat().st_size > 1000
     assert any((tmp_path / "runs" / "figures").iterdir())  # Figure 3 in TensorBoard
 
@@ -32,13 +34,14 @@ def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path):
 
     out = tmp_path / "schedules.jsonl"
     rows = svdkl_adult_schedule.main([
-        "--data-dir", str(data_dir), "--candidates", "6", "--max-train", "300", "--output", str(out),
+        "--data-dir", str(data_dir), "--candidates", "6,9", "--max-train", "300", "--output", str(out),
     ])
     saved = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(rows) == len(saved) == 1
+    assert len(rows) == len(saved) == 2
     assert saved[0]["config"]["gp_epochs"] == 5
     assert saved[0]["config"]["log1p"] is True
-    assert all(0.0 <= saved[0][k]["accuracy"] <= 1.0 for k in ("dnn", "dnn_gp", "svdkl"))
+    assert saved[1]["config"]["dropout"] == 0.5
+    assert all(0.0 <= row[k]["accuracy"] <= 1.0 for row in saved for k in ("dnn", "dnn_gp", "svdkl"))
 
 
 def test_log1p_features_transforms_only_named_columns():
@@ -70,6 +73,35 @@ def test_decayed_learning_rate_reaches_zero_after_the_stage():
         decayed_learning_rate(1e-3, "linear", 10, 1000, 256)
 
 
+def test_network_optimizer_choices_and_errors():
+    from gpflow.keras import tf_keras
+
+    from experiments.svdkl_common import network_optimizer
+
+    sgd = network_optimizer("sgd", 1e-2, 5e-3)
+    assert isinstance(sgd, tf_keras.optimizers.SGD) and sgd.momentum == 0.9 and sgd.weight_decay == 5e-3
+    assert type(network_optimizer("adam", 1e-3)) is tf_keras.optimizers.Adam
+    adamw = network_optimizer("adam", 1e-3, 1e-2)
+    assert isinstance(adamw, tf_keras.optimizers.AdamW) and adamw.weight_decay == 1e-2
+    with pytest.raises(ValueError, match="network_optimizer must be one of"):
+        network_optimizer("rmsprop", 1e-3)
+    with pytest.raises(ValueError, match="network_weight_decay must be a finite number >= 0"):
+        network_optimizer("sgd", 1e-3, -1.0)
+
+
+def test_build_mlp_dropout_is_active_only_in_training():
+    from experiments.svdkl_common import build_mlp
+
+    X = np.random.default_rng(0).normal(size=(50, 6))
+    net = build_mlp(6, 2, hidden=(64, 8), dropout=0.5)
+    assert sum(type(layer).__name__ == "Dropout" for layer in net.layers) == 2
+    np.testing.assert_array_equal(net(X, training=False).numpy(), net(X, training=False).numpy())
+    assert not np.allclose(net(X, training=True).numpy(), net(X, training=False).numpy())
+    assert not any(type(layer).__name__ == "Dropout" for layer in build_mlp(6, 2, hidden=(8,)).layers)
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\)"):
+        build_mlp(6, 2, dropout=1.0)
+
+
 def test_svdkl_mnist_schedule_small_run(data_dir, dataset_path, tmp_path):
     dataset_path("mnist", "train-images-idx3-ubyte.gz")
     from experiments import svdkl_mnist_schedule
@@ -78,9 +110,11 @@ def test_svdkl_mnist_schedule_small_run(data_dir, dataset_path, tmp_path):
     results = svdkl_mnist_schedule.main([
         "--data-dir", str(data_dir), "--max-train", "400", "--validation-size", "100", "--network-epochs", "1",
         "--gp-epochs", "1", "--joint-epochs", "2", "--joint-lrs", "1e-4,3e-4", "--grid-size", "16",
-        "--network-lr-decay", "cosine", "--no-progress", "--output", str(out),
+        "--network-lr-decay", "cosine", "--network-optimizer", "sgd", "--network-lr", "0.01",
+        "--network-weight-decay", "5e-3", "--no-progress", "--output", str(out),
     ])
     saved = json.loads(out.read_text())
+    assert saved["network_optimizer"] == "sgd" and saved["network_weight_decay"] == 5e-3
     assert [row["joint_learning_rate"] for row in saved["joint"]] == [1e-4, 3e-4]
     assert all([p["epoch"] for p in row["per_epoch"]] == [1, 2] for row in saved["joint"])
     best = max(p["accuracy"] for row in saved["joint"] for p in row["per_epoch"])

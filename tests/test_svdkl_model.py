@@ -146,6 +146,32 @@ def test_pretrain_and_fit_runs_three_stages_and_freezes_network_in_gp_stage(rng)
     assert K.shape == (5, 5) and np.all(np.linalg.eigvalsh(K) > -1e-8)
 
 
+def test_network_optimizer_drives_only_the_network_stage(rng):
+    """One full-batch epoch of plain SGD moves the network weights by exactly -lr × the autodiff gradient
+    of the softmax objective, and the GP and joint stages do not use that optimizer."""
+    from gpflow_ext.models.svdkl import SoftmaxNetwork
+
+    X, Y = _data(rng, n=60)  # learning rate 0.125: exact in the optimizer's float32
+    model = SVDKL(_net(), 3, num_data=60, grid_size=10)
+    weights = model.network_variables()
+    before = [w.numpy() for w in weights]
+    with tf.GradientTape() as tape:
+        loss = SoftmaxNetwork(model.feature_extractor).training_loss((tf.constant(X), tf.constant(Y[:, None])))
+    grads = tape.gradient(loss, weights)
+    sgd = tf_keras.optimizers.SGD(0.125)
+    pretrain_and_fit(model, (X, Y), network_epochs=1, gp_epochs=1, joint_epochs=1, batch_size=60,
+                     network_optimizer=sgd)
+    assert int(sgd.iterations.numpy()) == 1  # the network stage's single step, and no other
+    after_network_stage = [w - 0.125 * g.numpy() for w, g in zip(before, grads)]
+    model2 = SVDKL(_net(), 3, num_data=60, grid_size=10)
+    pretrain_and_fit(model2, (X, Y), network_epochs=1, gp_epochs=0, joint_epochs=0, batch_size=60,
+                     network_optimizer=tf_keras.optimizers.SGD(0.125))
+    for expected, got in zip(after_network_stage, model2.network_variables()):
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10, atol=1e-12)
+    with pytest.raises(TypeError, match="optimizer must have apply_gradients"):
+        pretrain_and_fit(model2, (X, Y), network_epochs=1, gp_epochs=0, joint_epochs=0, network_optimizer="sgd")
+
+
 def test_head_is_used_when_features_differ_from_classes(rng):
     X, Y = _data(rng, n=30, c=4)
     model = SVDKL(_net(q=2), 4, num_data=30, grid_size=8)

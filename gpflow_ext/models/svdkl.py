@@ -476,6 +476,7 @@ def pretrain_and_fit(
     network_learning_rate: float = 1e-3,
     gp_learning_rate: float = 1e-2,
     joint_learning_rate: float = 1e-3,
+    network_optimizer: Optional[Any] = None,
     validation_data: Optional[Tuple[np.ndarray, np.ndarray]] = None,
     num_predict_samples: int = 16,
     seed: int = 0,
@@ -496,6 +497,10 @@ def pretrain_and_fit(
     ``logdir/{network,gp,joint}``; ``fit_kwargs`` go to the joint stage, e.g. ``metrics``).
     With ``validation_data`` each stage's accuracy and NLP are returned under ``"dnn"``,
     ``"dnn_gp"``, ``"svdkl"``; the fit histories under ``"*_history"``.
+
+    ``network_optimizer``: a tf_keras optimizer for stage 1 only (e.g. SGD with momentum and weight
+    decay as in Caffe's LeNet solver); default ``Adam(network_learning_rate)``. Stages 2 and 3 use
+    Adam with ``gp_learning_rate`` / ``joint_learning_rate``.
     """
     from ..training import fit  # local import: training imports models lazily too
 
@@ -527,7 +532,7 @@ def pretrain_and_fit(
     if network_epochs > 0:
         out["network_history"] = fit(
             network, train_data, epochs=network_epochs, learning_rate=network_learning_rate,
-            logdir=stage_logdir("network"), **common,
+            optimizer=network_optimizer, logdir=stage_logdir("network"), **common,
         )
     if validation_data is not None:
         out["dnn"] = classification_metrics(network.predict_proba(Xv), Yv)
