@@ -417,6 +417,7 @@ def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
         gpy = gpy_peer(
             conditioning_train, target_full,
             latent_dim=args.latent_dim, num_inducing=args.num_inducing, max_iters=args.gpy_iters, seed=args.seed,
+            timeout=args.gpy_timeout,
         )
         if gpy is not None:
             results["gpy_bgplvm_missing"] = gpy
@@ -443,7 +444,8 @@ def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
         row["bias_rmse"] = bias_baseline(train, test)["rmse"]
         if args.gpy and split in args.gpy_splits and not args.small:  # small runs: GPy in (a) only
             gpy = gpy_peer(train, test, latent_dim=args.latent_dim, num_inducing=args.num_inducing,
-                           max_iters=args.gpy_iters, seed=args.seed)
+                           max_iters=args.gpy_iters, seed=args.seed,
+                           timeout=args.gpy_timeout)
             if gpy is not None:
                 row["gpy_rmse"] = gpy["rmse"]
                 row["gpy_seconds_per_iter"] = gpy["seconds_per_iter"]
@@ -531,6 +533,7 @@ def main(argv=None):
     parser.add_argument("--gpy", action=__import__("argparse").BooleanOptionalAction, default=True)
     parser.add_argument("--gpy-iters", type=int, default=30)
     parser.add_argument("--gpy-splits", default="u1")
+    parser.add_argument("--gpy-timeout", type=float, default=3000.0, help="seconds before the GPy subprocess is stopped")
     parser.add_argument("--figure-dir", type=Path, default=None)
     parser.add_argument("--small", action="store_true", help="small slice, few epochs (tests)")
     args = parser.parse_args(argv)

@@ -38,6 +38,8 @@ def add_stage_arguments(parser) -> None:
     parser.add_argument("--gp-epochs", type=int, default=None, help="override max(1, E//2) for the GP stage")
     parser.add_argument("--joint-epochs", type=int, default=None, help="override E for the joint stage")
     parser.add_argument("--joint-lr", type=float, default=1e-4, help="Adam learning rate of the joint stage")
+    parser.add_argument("--joint-batch-size", type=int, default=None,
+                        help="minibatch size of the joint stage (default: --batch-size)")
     add_network_arguments(parser)
     parser.add_argument("--grid-prior", choices=["toeplitz", "circulant"], default="toeplitz",
                         help="K_ZZ of the grid GPs: exact Toeplitz (Cholesky) or circulant embedding (FFT)")
@@ -146,6 +148,7 @@ def run_three_way(
     gp_epochs: int,
     joint_epochs: int,
     batch_size: int,
+    joint_batch_size: Optional[int] = None,
     grid_size: int = 64,
     grid_prior: str = "toeplitz",
     network_learning_rate: float = 1e-3,
@@ -177,6 +180,7 @@ def run_three_way(
         gp_epochs=gp_epochs,
         joint_epochs=joint_epochs,
         batch_size=batch_size,
+        joint_batch_size=joint_batch_size,
         network_learning_rate=network_learning_rate,
         network_optimizer=optimizer,
         gp_learning_rate=gp_learning_rate,

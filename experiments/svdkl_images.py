@@ -71,7 +71,7 @@ def main(argv=None):
             joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
             joint_learning_rate=args.joint_lr, grid_prior=args.grid_prior, network_lr_decay=args.network_lr_decay,
             network_learning_rate=args.network_lr, network_optimizer_name=args.network_optimizer,
-            network_weight_decay=args.network_weight_decay,
+            network_weight_decay=args.network_weight_decay, joint_batch_size=args.joint_batch_size,
         batch_size=args.batch_size, grid_size=args.grid_size, logdir=args.logdir, seed=args.seed,
         progress=not args.no_progress,
     )

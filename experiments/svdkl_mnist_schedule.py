@@ -30,12 +30,16 @@ def main(argv=None):
     parser.add_argument("--joint-epochs", type=int, default=8)
     parser.add_argument("--joint-lrs", type=str, default="1e-4,3e-4", help="comma-separated Adam learning rates")
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--joint-batch-sizes", type=str, default=None,
+                        help="comma-separated minibatch sizes of the joint stage (default: --batch-size)")
     parser.add_argument("--grid-size", type=int, default=64)
     parser.add_argument("--max-train", type=int, default=None, help="subsample the training set (smoke runs)")
     add_network_arguments(parser)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     learning_rates = [float(v) for v in args.joint_lrs.split(",")]
+    joint_batch_sizes = ([args.batch_size] if args.joint_batch_sizes is None
+                         else [int(v) for v in args.joint_batch_sizes.split(",")])
     (X, y), _, C = load("mnist", args.data_dir, max_train=args.max_train, max_test=1, seed=args.seed)
     if not 0 < args.validation_size < len(X):
         raise ValueError(f"--validation-size must be in (0, {len(X)}), got {args.validation_size}")
@@ -55,30 +59,33 @@ def main(argv=None):
     start = [v.numpy() for v in model.trainable_variables]
     results = {"network_epochs": args.network_epochs, "network_lr_decay": args.network_lr_decay,
                "network_optimizer": args.network_optimizer, "network_lr": args.network_lr,
-               "network_weight_decay": args.network_weight_decay, "gp_epochs": args.gp_epochs, "batch_size": args.batch_size,
+               "network_weight_decay": args.network_weight_decay, "gp_epochs": args.gp_epochs,
+               "batch_size": args.batch_size,
                "grid_size": args.grid_size, "validation_size": len(valid), "dnn": out["dnn"],
                "dnn_gp": out["dnn_gp"], "pretrain_seconds": seconds, "joint": []}
     print(json.dumps({"dnn": out["dnn"], "dnn_gp": out["dnn_gp"]}), flush=True)
 
     from gpflow_ext.models import pretrain_and_fit
 
-    for lr in learning_rates:
+    for joint_batch_size, lr in [(b, lr) for b in joint_batch_sizes for lr in learning_rates]:
         for variable, value in zip(model.trainable_variables, start):
             variable.assign(value)
         curve = pretrain_and_fit(
             model, train_data, network_epochs=0, gp_epochs=0, joint_epochs=args.joint_epochs,
-            batch_size=args.batch_size, joint_learning_rate=lr, seed=args.seed, progress=not args.no_progress,
+            batch_size=args.batch_size, joint_batch_size=joint_batch_size, joint_learning_rate=lr, seed=args.seed,
+            progress=not args.no_progress,
             fit_kwargs={"callbacks": [lambda: model.evaluate(*valid_data)]},  # {"accuracy", "nlp"} per epoch
         )["joint_history"]
         per_epoch = [{"epoch": e, "accuracy": a, "nlp": n} for e, a, n in
                      zip(curve.metric_epochs, curve.metrics["accuracy"], curve.metrics["nlp"])]
-        row = {"joint_learning_rate": lr, "per_epoch": per_epoch,
+        row = {"joint_learning_rate": lr, "joint_batch_size": joint_batch_size, "per_epoch": per_epoch,
                "median_seconds_per_epoch": float(np.median(curve.seconds_per_epoch))}
         results["joint"].append(row)
         print(json.dumps(row), flush=True)
-    best = max(((r["joint_learning_rate"], p) for r in results["joint"] for p in r["per_epoch"]),
+    best = max(((r, p) for r in results["joint"] for p in r["per_epoch"]),
                key=lambda t: (t[1]["accuracy"], -t[1]["nlp"]))
-    results["best"] = {"joint_learning_rate": best[0], "joint_epochs": best[1]["epoch"],
+    results["best"] = {"joint_learning_rate": best[0]["joint_learning_rate"],
+                       "joint_batch_size": best[0]["joint_batch_size"], "joint_epochs": best[1]["epoch"],
                        "accuracy": best[1]["accuracy"], "nlp": best[1]["nlp"]}
     print("best on validation:", json.dumps(results["best"]))
     write_results(results, args.output)

@@ -109,13 +109,15 @@ def test_svdkl_mnist_schedule_small_run(data_dir, dataset_path, tmp_path):
     out = tmp_path / "mnist_schedules.json"
     results = svdkl_mnist_schedule.main([
         "--data-dir", str(data_dir), "--max-train", "400", "--validation-size", "100", "--network-epochs", "1",
-        "--gp-epochs", "1", "--joint-epochs", "2", "--joint-lrs", "1e-4,3e-4", "--grid-size", "16",
+        "--gp-epochs", "1", "--joint-epochs", "2", "--joint-lrs", "1e-4,3e-4", "--joint-batch-sizes", "64,300",
+        "--grid-size", "16",
         "--network-lr-decay", "cosine", "--network-optimizer", "sgd", "--network-lr", "0.01",
         "--network-weight-decay", "5e-3", "--no-progress", "--output", str(out),
     ])
     saved = json.loads(out.read_text())
     assert saved["network_optimizer"] == "sgd" and saved["network_weight_decay"] == 5e-3
-    assert [row["joint_learning_rate"] for row in saved["joint"]] == [1e-4, 3e-4]
+    assert [(row["joint_batch_size"], row["joint_learning_rate"]) for row in saved["joint"]] == [
+        (64, 1e-4), (64, 3e-4), (300, 1e-4), (300, 3e-4)]
     assert all([p["epoch"] for p in row["per_epoch"]] == [1, 2] for row in saved["joint"])
     best = max(p["accuracy"] for row in saved["joint"] for p in row["per_epoch"])
     assert saved["best"]["accuracy"] == best == results["best"]["accuracy"]

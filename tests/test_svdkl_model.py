@@ -172,6 +172,16 @@ def test_network_optimizer_drives_only_the_network_stage(rng):
         pretrain_and_fit(model2, (X, Y), network_epochs=1, gp_epochs=0, joint_epochs=0, network_optimizer="sgd")
 
 
+def test_joint_batch_size_sets_only_the_joint_stage_minibatch(rng):
+    X, Y = _data(rng, n=60)
+    model = SVDKL(_net(), 3, num_data=60, grid_size=10)
+    out = pretrain_and_fit(model, (X, Y), network_epochs=1, gp_epochs=1, joint_epochs=1, batch_size=10,
+                           joint_batch_size=30)
+    assert [out[f"{stage}_history"].steps_per_epoch for stage in ("network", "gp", "joint")] == [6, 6, 2]
+    with pytest.raises(ValueError, match="joint_batch_size must be a positive int"):
+        pretrain_and_fit(model, (X, Y), joint_batch_size=0)
+
+
 def test_head_is_used_when_features_differ_from_classes(rng):
     X, Y = _data(rng, n=30, c=4)
     model = SVDKL(_net(q=2), 4, num_data=30, grid_size=8)
