@@ -449,6 +449,9 @@ def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
             if gpy is not None:
                 row["gpy_rmse"] = gpy["rmse"]
                 row["gpy_seconds_per_iter"] = gpy["seconds_per_iter"]
+                row["gpy_median_seconds_per_evaluation"] = gpy.get("median_seconds_per_evaluation")
+                row["gpy_objective_evaluations"] = gpy["objective_evaluations"]
+                row["gpy_train_seconds"] = gpy["train_seconds"]
         results[split] = row
         print(split, row, flush=True)
     return results

@@ -36,6 +36,11 @@ CANDIDATES = [
          network_optimizer_name="sgd", network_learning_rate=1e-2, network_weight_decay=5e-3),
     dict(network_epochs=5, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256,
          network_lr_decay="cosine"),
+    # the joint stage on large minibatches, as the paper does (Section 5)
+    dict(network_epochs=3, gp_epochs=5, joint_epochs=6, joint_learning_rate=3e-4, batch_size=256,
+         joint_batch_size=2048),
+    dict(network_epochs=3, gp_epochs=5, joint_epochs=10, joint_learning_rate=1e-3, batch_size=256,
+         joint_batch_size=5000),
 ]
 
 
