@@ -26,6 +26,7 @@ def test_movielens_script_small(data_dir, dataset_path, tmp_path):
     if gplvf_movielens.peers_python() is not None:  # the GPy peer ran on the same split
         assert np.isfinite(results["a"]["gpy_bgplvm_missing"]["rmse"])
         assert results["a"]["gpy_bgplvm_missing"]["seconds_per_iter"] > 0
+        assert results["a"]["gpy_bgplvm_missing"]["median_seconds_per_evaluation"] > 0
 
 
 def test_mnist_script_small(data_dir, dataset_path, tmp_path):
