@@ -73,6 +73,7 @@ def main():
         "build_seconds": build_seconds,
         "final_objective": float(model.objective_function()),
         "gpy_version": GPy.__version__,
+        "optimizer_status": str(getattr(model.optimization_runs[-1], "status", "")) if model.optimization_runs else "",
     }
     with open(args.output, "w") as handle:
         json.dump(out, handle)

@@ -452,6 +452,7 @@ def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
                 row["gpy_median_seconds_per_evaluation"] = gpy.get("median_seconds_per_evaluation")
                 row["gpy_objective_evaluations"] = gpy["objective_evaluations"]
                 row["gpy_train_seconds"] = gpy["train_seconds"]
+                row["gpy_optimizer_status"] = gpy.get("optimizer_status", "")
         results[split] = row
         print(split, row, flush=True)
     return results
