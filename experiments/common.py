@@ -59,6 +59,11 @@ def print_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str], title
     return text
 
 
+def arguments_record(args) -> Dict[str, Any]:
+    """The parsed command line as JSON-ready values (paths as strings), to store beside the results."""
+    return as_builtin({k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()})
+
+
 def as_builtin(values: Dict[str, Any]) -> Dict[str, Any]:
     """numpy scalars -> Python floats/ints so results JSON stays portable."""
     out = {}

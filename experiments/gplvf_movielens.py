@@ -50,7 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first, as a script too
-from experiments.common import REPO, as_builtin, base_parser, print_table, write_results  # noqa: E402
+from experiments.common import REPO, arguments_record, base_parser, print_table, write_results  # noqa: E402
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -444,15 +444,8 @@ def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
         row["bias_rmse"] = bias_baseline(train, test)["rmse"]
         if args.gpy and split in args.gpy_splits and not args.small:  # small runs: GPy in (a) only
             gpy = gpy_peer(train, test, latent_dim=args.latent_dim, num_inducing=args.num_inducing,
-                           max_iters=args.gpy_iters, seed=args.seed,
-                           timeout=args.gpy_timeout)
-            if gpy is not None:
-                row["gpy_rmse"] = gpy["rmse"]
-                row["gpy_seconds_per_iter"] = gpy["seconds_per_iter"]
-                row["gpy_median_seconds_per_evaluation"] = gpy.get("median_seconds_per_evaluation")
-                row["gpy_objective_evaluations"] = gpy["objective_evaluations"]
-                row["gpy_train_seconds"] = gpy["train_seconds"]
-                row["gpy_optimizer_status"] = gpy.get("optimizer_status", "")
+                           max_iters=args.gpy_iters, seed=args.seed, timeout=args.gpy_timeout)
+            row.update({f"gpy_{key}": value for key, value in (gpy or {}).items()})  # rmse, timings, status
         results[split] = row
         print(split, row, flush=True)
     return results
@@ -558,7 +551,7 @@ def main(argv=None):
         args.flows = [k for k in args.flows if k in (0, 20)][:2]
         args.num_inducing = min(args.num_inducing, 10)
         args.latent_dim = min(args.latent_dim, 3)
-    results = {"config": as_builtin({k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()})}
+    results = {"config": arguments_record(args)}
 
     if "a" in protocols:
         data = small_slice(ratings) if args.small else ratings

@@ -32,6 +32,26 @@ def add_network_arguments(parser) -> None:
                              "coupled 5e-4 under momentum 0.9 is about 5e-3 here)")
 
 
+def network_options(args) -> Dict[str, Any]:
+    """``run_three_way`` keywords from the options of :func:`add_network_arguments`."""
+    return dict(
+        network_learning_rate=args.network_lr, network_lr_decay=args.network_lr_decay,
+        network_optimizer_name=args.network_optimizer, network_weight_decay=args.network_weight_decay,
+    )
+
+
+def stage_options(args, epochs: int) -> Dict[str, Any]:
+    """``run_three_way`` keywords from the options of :func:`add_stage_arguments`: E = ``epochs`` for the
+    DNN and joint stages and max(1, E // 2) for the GP stage unless ``--*-epochs`` override them."""
+    return dict(
+        network_epochs=epochs if args.network_epochs is None else args.network_epochs,
+        gp_epochs=max(1, epochs // 2) if args.gp_epochs is None else args.gp_epochs,
+        joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
+        joint_learning_rate=args.joint_lr, joint_batch_size=args.joint_batch_size,
+        grid_prior=args.grid_prior, progress=not args.no_progress, **network_options(args),
+    )
+
+
 def add_stage_arguments(parser) -> None:
     """Command-line options of the DNN -> DNN+GP -> SV-DKL schedule shared by both SV-DKL scripts."""
     parser.add_argument("--network-epochs", type=int, default=None, help="override E for the DNN stage")
@@ -181,8 +201,7 @@ def run_three_way(
         joint_epochs=joint_epochs,
         batch_size=batch_size,
         joint_batch_size=joint_batch_size,
-        network_learning_rate=network_learning_rate,
-        network_optimizer=optimizer,
+        network_optimizer=optimizer,  # carries the (decayed) network learning rate
         gp_learning_rate=gp_learning_rate,
         joint_learning_rate=joint_learning_rate,
         validation_data=test,

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from experiments.common import base_parser, print_table, write_results  # noqa: E402
+from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402
     add_stage_arguments,
@@ -28,6 +28,7 @@ from experiments.svdkl_common import (  # noqa: E402
     image_to_tensorboard,
     result_rows,
     run_three_way,
+    stage_options,
 )
 
 DATASETS = ("mnist", "mnist_binary")
@@ -66,14 +67,8 @@ def main(argv=None):
     print(f"{args.dataset}: train {train[0].shape}, test {test[0].shape}, {C} classes")
     model, out, seconds, timing = run_three_way(
         build_lenet(C, seed=args.seed), C, train, test,
-        network_epochs=epochs if args.network_epochs is None else args.network_epochs,
-            gp_epochs=max(1, epochs // 2) if args.gp_epochs is None else args.gp_epochs,
-            joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
-            joint_learning_rate=args.joint_lr, grid_prior=args.grid_prior, network_lr_decay=args.network_lr_decay,
-            network_learning_rate=args.network_lr, network_optimizer_name=args.network_optimizer,
-            network_weight_decay=args.network_weight_decay, joint_batch_size=args.joint_batch_size,
         batch_size=args.batch_size, grid_size=args.grid_size, logdir=args.logdir, seed=args.seed,
-        progress=not args.no_progress,
+        **stage_options(args, epochs),
     )
     rows = result_rows(args.dataset, out, PAPER["table3_accuracy"][args.dataset], PAPER["table6_nlp"][args.dataset],
                        dnn_name="CNN")
@@ -86,7 +81,7 @@ def main(argv=None):
             image_to_tensorboard(png, args.logdir, f"figure3/{args.dataset}")
     results = {"dataset": args.dataset, "epochs": epochs, "rows": rows, "seconds": seconds,
                "median_seconds_per_epoch": timing, "batch_size": args.batch_size, "grid_size": args.grid_size,
-               "arguments": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}}
+               "arguments": arguments_record(args)}
     write_results(results, args.output)
     return results
 

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from experiments.common import base_parser, write_results  # noqa: E402
-from experiments.svdkl_common import add_network_arguments, build_lenet, run_three_way  # noqa: E402
+from experiments.svdkl_common import add_network_arguments, build_lenet, network_options, run_three_way  # noqa: E402
 from experiments.svdkl_images import load  # noqa: E402
 
 
@@ -52,8 +52,7 @@ def main(argv=None):
     model, out, seconds, timing = run_three_way(
         build_lenet(C, seed=args.seed), C, train_data, valid_data,
         network_epochs=args.network_epochs, gp_epochs=args.gp_epochs, joint_epochs=0,
-        network_learning_rate=args.network_lr, network_lr_decay=args.network_lr_decay,
-        network_optimizer_name=args.network_optimizer, network_weight_decay=args.network_weight_decay,
+        **network_options(args),
         batch_size=args.batch_size, grid_size=args.grid_size, seed=args.seed, progress=not args.no_progress,
     )
     start = [v.numpy() for v in model.trainable_variables]

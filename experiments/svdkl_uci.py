@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from experiments.common import base_parser, print_table, write_results  # noqa: E402
+from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402
     add_stage_arguments,
@@ -25,6 +25,7 @@ from experiments.svdkl_common import (  # noqa: E402
     image_to_tensorboard,
     result_rows,
     run_three_way,
+    stage_options,
     standardise,
 )
 
@@ -98,14 +99,8 @@ def main(argv=None):
         logdir = None if args.logdir is None else args.logdir / f"fold{fold}"
         model, out, seconds, timing = run_three_way(
             network, C, train, test,
-            network_epochs=epochs if args.network_epochs is None else args.network_epochs,
-            gp_epochs=max(1, epochs // 2) if args.gp_epochs is None else args.gp_epochs,
-            joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
-            joint_learning_rate=args.joint_lr, grid_prior=args.grid_prior, network_lr_decay=args.network_lr_decay,
-            network_learning_rate=args.network_lr, network_optimizer_name=args.network_optimizer,
-            network_weight_decay=args.network_weight_decay, joint_batch_size=args.joint_batch_size,
             batch_size=args.batch_size, grid_size=args.grid_size, logdir=logdir, seed=args.seed,
-            progress=not args.no_progress,
+            **stage_options(args, epochs),
         )
         rows = result_rows(args.dataset, out, PAPER["table2_accuracy"][args.dataset], PAPER["table5_nlp"][args.dataset])
         all_rows += rows
@@ -130,7 +125,7 @@ def main(argv=None):
                 title=f"SV-DKL Table 2 / Table 5 ({folds[0]['split'] if len(folds) == 1 else f'{len(folds)} folds'})")
     results = {"dataset": args.dataset, "epochs": epochs, "summary": summary, "folds": folds,
                "batch_size": args.batch_size, "grid_size": args.grid_size, "hidden": hidden,
-               "arguments": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}}
+               "arguments": arguments_record(args)}
     write_results(results, args.output)
     return results
 
