@@ -47,7 +47,8 @@ def stage_options(args, epochs: int) -> Dict[str, Any]:
         network_epochs=epochs if args.network_epochs is None else args.network_epochs,
         gp_epochs=max(1, epochs // 2) if args.gp_epochs is None else args.gp_epochs,
         joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
-        joint_learning_rate=args.joint_lr, joint_batch_size=args.joint_batch_size,
+        joint_learning_rate=args.joint_lr, joint_gp_learning_rate=args.joint_gp_lr,
+        joint_batch_size=args.joint_batch_size,
         grid_prior=args.grid_prior, progress=not args.no_progress, **network_options(args),
     )
 
@@ -58,6 +59,9 @@ def add_stage_arguments(parser) -> None:
     parser.add_argument("--gp-epochs", type=int, default=None, help="override max(1, E//2) for the GP stage")
     parser.add_argument("--joint-epochs", type=int, default=None, help="override E for the joint stage")
     parser.add_argument("--joint-lr", type=float, default=1e-4, help="Adam learning rate of the joint stage")
+    parser.add_argument("--joint-gp-lr", type=float, default=None,
+                        help="Adam learning rate of the GP layer in the joint stage (default: --joint-lr for "
+                             "everything; a value keeps --joint-lr for the network weights only)")
     parser.add_argument("--joint-batch-size", type=int, default=None,
                         help="minibatch size of the joint stage (default: --batch-size)")
     add_network_arguments(parser)
@@ -177,6 +181,7 @@ def run_three_way(
     network_weight_decay: float = 0.0,
     gp_learning_rate: float = 1e-2,
     joint_learning_rate: float = 1e-4,
+    joint_gp_learning_rate: Optional[float] = None,
     logdir: Optional[Path] = None,
     seed: int = 0,
     progress: bool = True,
@@ -204,6 +209,7 @@ def run_three_way(
         network_optimizer=optimizer,  # carries the (decayed) network learning rate
         gp_learning_rate=gp_learning_rate,
         joint_learning_rate=joint_learning_rate,
+        joint_gp_learning_rate=joint_gp_learning_rate,
         validation_data=test,
         seed=seed,
         logdir=None if logdir is None else str(logdir),

@@ -44,6 +44,23 @@ def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path):
     assert all(0.0 <= row[k]["accuracy"] <= 1.0 for row in saved for k in ("dnn", "dnn_gp", "svdkl"))
 
 
+def test_svdkl_adult_schedule_cross_validation_means_its_folds(data_dir, dataset_path, tmp_path):
+    dataset_path("adult", "adult.data.gz")
+    import numpy as np
+
+    from experiments import svdkl_adult_schedule
+
+    (row,) = svdkl_adult_schedule.main([
+        "--data-dir", str(data_dir), "--candidates", "18", "--folds", "2", "--max-train", "300",
+    ])
+    assert row["config"]["joint_gp_learning_rate"] == 1e-3 and row["folds"] == 2
+    assert len(row["per_fold"]) == 2
+    for key in ("dnn", "dnn_gp", "svdkl"):
+        np.testing.assert_allclose(row[key]["accuracy"], np.mean([f[key]["accuracy"] for f in row["per_fold"]]), rtol=1e-15)
+    with pytest.raises(SystemExit):
+        svdkl_adult_schedule.main(["--data-dir", str(data_dir), "--folds", "0"])
+
+
 def test_log1p_features_transforms_only_named_columns():
     import numpy as np
 

@@ -172,6 +172,30 @@ def test_network_optimizer_drives_only_the_network_stage(rng):
         pretrain_and_fit(model2, (X, Y), network_epochs=1, gp_epochs=0, joint_epochs=0, network_optimizer="sgd")
 
 
+def test_joint_gp_learning_rate_gives_the_gp_layer_its_own_adam(rng):
+    """One full-batch joint step with Adam: its first update moves every coordinate by about lr · sign(g),
+    so the largest move is the group's learning rate: 1e-4 for the network, 1e-2 for the GP layer."""
+    X, Y = _data(rng, n=60)
+    model = SVDKL(_net(), 3, num_data=60, grid_size=10)
+    pretrain_and_fit(model, (X, Y), network_epochs=1, gp_epochs=1, joint_epochs=0, batch_size=60)
+    before_net = [v.numpy() for v in model.network_variables()]
+    before_gp = [v.numpy() for v in model.gp_variables()]
+    out = pretrain_and_fit(model, (X, Y), network_epochs=0, gp_epochs=0, joint_epochs=1, batch_size=60,
+                           joint_learning_rate=1e-4, joint_gp_learning_rate=1e-2)
+    assert out["joint_history"].steps_per_epoch == 1
+
+    def largest_move(variables, before):
+        return max(float(np.max(np.abs(v.numpy() - b))) for v, b in zip(variables, before))
+
+    assert 0.9e-4 < largest_move(model.network_variables(), before_net) <= 1e-4 * (1 + 1e-6)
+    assert 0.9e-2 < largest_move(model.gp_variables(), before_gp) <= 1e-2 * (1 + 1e-6)
+    with pytest.raises(ValueError, match="joint_gp_learning_rate must be a positive number"):
+        pretrain_and_fit(model, (X, Y), joint_gp_learning_rate=0.0)
+    with pytest.raises(ValueError, match="either joint_gp_learning_rate or fit_kwargs"):
+        pretrain_and_fit(model, (X, Y), joint_gp_learning_rate=1e-2,
+                         fit_kwargs=dict(optimizer=tf_keras.optimizers.Adam(1e-3)))
+
+
 def test_joint_batch_size_sets_only_the_joint_stage_minibatch(rng):
     X, Y = _data(rng, n=60)
     model = SVDKL(_net(), 3, num_data=60, grid_size=10)

@@ -477,6 +477,7 @@ def pretrain_and_fit(
     network_learning_rate: float = 1e-3,
     gp_learning_rate: float = 1e-2,
     joint_learning_rate: float = 1e-3,
+    joint_gp_learning_rate: Optional[float] = None,
     network_optimizer: Optional[Any] = None,
     validation_data: Optional[Tuple[np.ndarray, np.ndarray]] = None,
     num_predict_samples: int = 16,
@@ -489,7 +490,8 @@ def pretrain_and_fit(
 
     1. The feature extractor is trained with the softmax loss (directly on its Q outputs when
        Q = C, as in the paper; otherwise through a linear head) — the **DNN** baseline.
-    2. The bounded scaling is adapted to the features, and the GP layer (q(u), kernels, A) is fit
+    2. The bounded scaling is adapted to the features (skipped by a call with only joint epochs,
+       which continues from the current model), and the GP layer (q(u), kernels, A) is fit
        with the network frozen — the **DNN+GP** baseline.
     3. All parameters, network weights included, are trained jointly through the bound of
        eq. 4 — **SV-DKL**.
@@ -504,6 +506,10 @@ def pretrain_and_fit(
     ``network_optimizer``: a tf_keras optimizer for stage 1 only (e.g. SGD with momentum and weight
     decay as in Caffe's LeNet solver); default ``Adam(network_learning_rate)``. Stages 2 and 3 use
     Adam with ``gp_learning_rate`` / ``joint_learning_rate``.
+    ``joint_gp_learning_rate``: if given, stage 3 keeps two Adam optimizers
+    (:class:`gpflow_ext.training.GroupedOptimizer`): ``joint_learning_rate`` for the network
+    weights and ``joint_gp_learning_rate`` for the GP layer (q(u), kernels, A, scaling), so the
+    variational parameters keep moving at a GP-sized rate while the network is fine-tuned.
     """
     from ..training import fit  # local import: training imports models lazily too
 
@@ -516,6 +522,12 @@ def pretrain_and_fit(
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError(f"{name} must be a non-negative int, got {value!r}")
     joint_batch_size = batch_size if joint_batch_size is None else joint_batch_size
+    if joint_gp_learning_rate is not None:
+        if isinstance(joint_gp_learning_rate, bool) or not isinstance(joint_gp_learning_rate, (int, float, np.floating)) \
+                or not np.isfinite(joint_gp_learning_rate) or joint_gp_learning_rate <= 0:
+            raise ValueError(f"joint_gp_learning_rate must be a positive number or None, got {joint_gp_learning_rate!r}")
+        if "optimizer" in (fit_kwargs or {}):
+            raise ValueError("pass either joint_gp_learning_rate or fit_kwargs['optimizer'], not both")
     for name, value in (("batch_size", batch_size), ("joint_batch_size", joint_batch_size)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -544,11 +556,14 @@ def pretrain_and_fit(
         out["dnn"] = classification_metrics(network.predict_proba(Xv), Yv)
 
     # 2. GP layer on the frozen network's features (DNN+GP)
-    sample = X[np.random.default_rng(seed).permutation(len(X))[:10_000]]
-    H = np.concatenate(
-        [model.raw_features(tf.constant(sample[i : i + 2048])).numpy() for i in range(0, len(sample), 2048)]
-    )
-    model.scaling.adapt(H)
+    # The scaling is fitted to the features whenever stage 1 or 2 runs; a joint-only call
+    # (network_epochs = gp_epochs = 0) continues training from the current, learnt scaling.
+    if network_epochs > 0 or gp_epochs > 0:
+        sample = X[np.random.default_rng(seed).permutation(len(X))[:10_000]]
+        H = np.concatenate(
+            [model.raw_features(tf.constant(sample[i : i + 2048])).numpy() for i in range(0, len(sample), 2048)]
+        )
+        model.scaling.adapt(H)
     if gp_epochs > 0:
         out["gp_history"] = fit(
             model, train_data, epochs=gp_epochs, learning_rate=gp_learning_rate,
@@ -561,6 +576,13 @@ def pretrain_and_fit(
     if joint_epochs > 0:
         kwargs = dict(common, batch_size=joint_batch_size)
         kwargs.update(fit_kwargs or {})
+        if joint_gp_learning_rate is not None:
+            from ..training import GroupedOptimizer
+
+            kwargs["optimizer"] = GroupedOptimizer([
+                (tf_keras.optimizers.Adam(joint_learning_rate), model.network_variables()),
+                (tf_keras.optimizers.Adam(joint_gp_learning_rate), model.gp_variables()),
+            ])
         out["joint_history"] = fit(
             model, train_data, epochs=joint_epochs, learning_rate=joint_learning_rate,
             logdir=stage_logdir("joint"), **kwargs,

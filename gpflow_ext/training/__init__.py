@@ -3,5 +3,6 @@ from .checks import NonFiniteObjectiveError
 from .data import ArrayData, minibatch_dataset
 from .fit import fit
 from .history import History
+from .optimizers import GroupedOptimizer
 
-__all__ = ["fit", "History", "NonFiniteObjectiveError", "ArrayData", "minibatch_dataset"]
+__all__ = ["fit", "History", "NonFiniteObjectiveError", "ArrayData", "minibatch_dataset", "GroupedOptimizer"]
