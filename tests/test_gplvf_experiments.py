@@ -20,6 +20,9 @@ def test_movielens_script_small(data_dir, dataset_path, tmp_path):
         assert np.isfinite(results["a"][name]["rmse"]), name
     assert np.isfinite(results["a"]["planar_20"]["test_loglik"])
     assert results["a"]["planar_20"]["paper_rmse"] == 0.9281
+    summary = results["a"]["planar_20"]["flow_local_nonlinearity"]  # the flow over each row's q(x)
+    assert set(summary) == {"train", "heldout"} and "flow_local_nonlinearity" not in results["a"]["gaussian"]
+    assert all(np.isfinite(v) and v >= 0 for part in summary.values() for k, v in part.items() if k != "mean_log_det")
     assert np.isfinite(results["b"]["u1"]["gplvf_rmse"]) and np.isfinite(results["b"]["u1"]["bias_rmse"])
     assert set(results["c"]) == {"gaussian", "planar_5"}
     assert (tmp_path / "gplvf_figure4_movielens.png").exists()

@@ -113,3 +113,39 @@ def test_planar_flow_parameters_are_trainable_and_bad_args():
         Planar(3, u=np.zeros(2))
     identity = planar_flow(0, 2)
     np.testing.assert_array_equal(flow_forward_and_log_det(identity, tf.ones((2, 2), tf.float64))[0].numpy(), np.ones((2, 2)))
+
+
+def test_flow_local_nonlinearity_is_zero_for_affine_flows_and_matches_per_row_least_squares():
+    from gpflow_ext.bijectors import flow_local_nonlinearity
+
+    rng = np.random.default_rng(3)
+    mean, var = rng.standard_normal((6, 3)), rng.uniform(0.05, 0.5, size=(6, 3))
+    scale = np.array([0.5, 2.0, 1.0])
+    identity = flow_local_nonlinearity(None, mean, var, scale=scale, num_samples=40)
+    assert identity["mean_log_det"] == 0.0 and identity["median_displacement"] == 0.0
+    assert identity["median_nonaffine"] < 1e-12
+    np.testing.assert_allclose(identity["median_spread"], np.median(np.linalg.norm(np.sqrt(var) / scale, axis=1)), rtol=1e-14)
+
+    s, c = np.array([0.5, 2.0, 3.0]), np.array([1.0, -1.0, 0.25])
+    affine = tfp.bijectors.Chain([tfp.bijectors.Shift(c), tfp.bijectors.Scale(s)])  # x -> s x + c
+    out = flow_local_nonlinearity(affine, mean, var, scale=scale, num_samples=40)
+    np.testing.assert_allclose(out["mean_log_det"], np.sum(np.log(s)), rtol=1e-12)
+    assert out["median_nonaffine"] < 1e-10 and out["median_displacement"] > 0.1
+
+    layer = Planar(3, u=np.array([2.0, 0.0, 1.0]), w=np.array([3.0, -2.0, 0.5]), b=0.2)
+    out = flow_local_nonlinearity(layer, mean, var, num_samples=40, seed=7)
+    x0 = mean + np.sqrt(var) * np.random.default_rng(7).standard_normal((40, 6, 3))  # the same draws
+    x = layer.forward(tf.constant(x0)).numpy()
+    residuals = []
+    for n in range(6):  # brute force: one least-squares problem per row
+        design = np.c_[x0[:, n], np.ones(40)]
+        coefficients, *_ = np.linalg.lstsq(design, x[:, n], rcond=None)
+        residuals.append(np.sqrt(np.mean(np.sum((x[:, n] - design @ coefficients) ** 2, axis=1))))
+    np.testing.assert_allclose(out["median_nonaffine"], np.median(residuals), rtol=1e-9)
+    assert out["nonaffine_fraction"] > 0.01
+    with pytest.raises(ValueError, match="x_var must have the shape of x_mean"):
+        flow_local_nonlinearity(layer, mean, var[:, :2])
+    with pytest.raises(ValueError, match=r"num_samples must be an integer > Q \+ 1 = 4"):
+        flow_local_nonlinearity(layer, mean, var, num_samples=4)
+    with pytest.raises(ValueError, match="x_var finite and > 0"):
+        flow_local_nonlinearity(layer, mean, -var)
