@@ -191,6 +191,8 @@ def test_joint_gp_learning_rate_gives_the_gp_layer_its_own_adam(rng):
     assert 0.9e-2 < largest_move(model.gp_variables(), before_gp) <= 1e-2 * (1 + 1e-6)
     with pytest.raises(ValueError, match="joint_gp_learning_rate must be a positive number"):
         pretrain_and_fit(model, (X, Y), joint_gp_learning_rate=0.0)
+    with pytest.raises(ValueError, match="joint_learning_rate must be a positive number"):  # fit sees an optimizer
+        pretrain_and_fit(model, (X, Y), joint_learning_rate=float("inf"), joint_gp_learning_rate=1e-2)
     with pytest.raises(ValueError, match="either joint_gp_learning_rate or fit_kwargs"):
         pretrain_and_fit(model, (X, Y), joint_gp_learning_rate=1e-2,
                          fit_kwargs=dict(optimizer=tf_keras.optimizers.Adam(1e-3)))

@@ -511,7 +511,8 @@ def pretrain_and_fit(
     weights and ``joint_gp_learning_rate`` for the GP layer (q(u), kernels, A, scaling), so the
     variational parameters keep moving at a GP-sized rate while the network is fine-tuned.
     """
-    from ..training import fit  # local import: training imports models lazily too
+    from ..training import GroupedOptimizer, fit  # local import: training imports models lazily too
+    from ..training.checks import check_positive_number
 
     X, Y = validate_classification_data(*data, model.num_classes, model.input_shape, name="data")
     if validation_data is not None:
@@ -522,10 +523,9 @@ def pretrain_and_fit(
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise ValueError(f"{name} must be a non-negative int, got {value!r}")
     joint_batch_size = batch_size if joint_batch_size is None else joint_batch_size
-    if joint_gp_learning_rate is not None:
-        if isinstance(joint_gp_learning_rate, bool) or not isinstance(joint_gp_learning_rate, (int, float, np.floating)) \
-                or not np.isfinite(joint_gp_learning_rate) or joint_gp_learning_rate <= 0:
-            raise ValueError(f"joint_gp_learning_rate must be a positive number or None, got {joint_gp_learning_rate!r}")
+    if joint_gp_learning_rate is not None:  # fit gets a ready optimizer then, so both rates are checked here
+        check_positive_number(joint_gp_learning_rate, "joint_gp_learning_rate", "a positive number or None")
+        check_positive_number(joint_learning_rate, "joint_learning_rate")
         if "optimizer" in (fit_kwargs or {}):
             raise ValueError("pass either joint_gp_learning_rate or fit_kwargs['optimizer'], not both")
     for name, value in (("batch_size", batch_size), ("joint_batch_size", joint_batch_size)):
@@ -577,8 +577,6 @@ def pretrain_and_fit(
         kwargs = dict(common, batch_size=joint_batch_size)
         kwargs.update(fit_kwargs or {})
         if joint_gp_learning_rate is not None:
-            from ..training import GroupedOptimizer
-
             kwargs["optimizer"] = GroupedOptimizer([
                 (tf_keras.optimizers.Adam(joint_learning_rate), model.network_variables()),
                 (tf_keras.optimizers.Adam(joint_gp_learning_rate), model.gp_variables()),

@@ -3,6 +3,7 @@
 Every problem raises a plain Python error (``TypeError`` / ``ValueError``) that names the argument
 and what was expected, so a user never has to read a TensorFlow traceback from inside a graph.
 """
+import numbers
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
@@ -128,6 +129,13 @@ def check_positive_int(value: Any, name: str, allow_none: bool = False, minimum:
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
+
+
+def check_positive_number(value: Any, name: str, expected: str = "a positive number") -> float:
+    """``value`` must be a finite real number > 0 (not a bool); the error says ``{name} must be {expected}``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or not value > 0:
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return float(value)
 
 
 def check_model(model: Any) -> None:

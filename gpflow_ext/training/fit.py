@@ -11,7 +11,6 @@
 * an optional ``tf.distribute`` strategy for data parallelism.
 """
 import contextlib
-import numbers
 import time
 import warnings
 from pathlib import Path
@@ -23,7 +22,14 @@ import tensorflow as tf
 from gpflow.keras import tf_keras
 from tqdm.auto import tqdm
 
-from .checks import NonFiniteObjectiveError, check_data, check_model, check_positive_int, uses_stateful_random_ops
+from .checks import (
+    NonFiniteObjectiveError,
+    check_data,
+    check_model,
+    check_positive_int,
+    check_positive_number,
+    uses_stateful_random_ops,
+)
 from .data import ArrayData, minibatch_dataset, steps_per_epoch
 from .history import History
 from .monitoring import TrainingMonitor, call_flexibly
@@ -214,8 +220,7 @@ def fit(
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     seed = int(seed)
     if optimizer is None and not isinstance(learning_rate, tf_keras.optimizers.schedules.LearningRateSchedule):
-        if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real) or not learning_rate > 0:
-            raise ValueError(f"learning_rate must be a positive number or a schedule, got {learning_rate!r}")
+        check_positive_number(learning_rate, "learning_rate", "a positive number or a schedule")
     if metrics is not None and not isinstance(metrics, Mapping):
         raise TypeError("metrics must be a mapping {name: function}")
     if images is not None and not isinstance(images, Mapping):
