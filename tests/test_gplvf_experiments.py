@@ -169,3 +169,31 @@ def test_compiled_loop_with_natgrad_trains_and_checks_gamma():
     for bad in (-0.1, 1.5, float("nan")):
         with pytest.raises(ValueError, match="natgrad_gamma"):
             compiled_loop(GPLVF(Y, 2, 5), data, epochs=1, batch_size=10, learning_rate=0.01, seed=0, natgrad_gamma=bad)
+
+
+def test_base_gaussian_kl_ablation_charges_only_the_base_gaussian():
+    """The ablation's KL is the base Gaussian's (flow ignored); the model's own KL differs by the flow's terms."""
+    import tensorflow as tf
+
+    from experiments.gplvf_movielens import BaseGaussianKLAblation, train_gplvf
+    from gpflow_ext.bijectors import planar_flow
+    from gpflow_ext.models import GPLVF
+    from gpflow_ext.models.gplvf import gaussian_kl_to_standard_normal
+
+    rng = np.random.default_rng(7)
+    Y = _toy_rows(rng, n=12)
+    mu, var = tf.constant(rng.standard_normal((12, 2))), tf.constant(rng.uniform(0.1, 0.5, (12, 2)))
+    noise = tf.constant(rng.standard_normal((4000, 12, 2)))
+    flow = planar_flow(3, 2, seed=3)
+    for v in flow.trainable_variables:  # a flow well away from the identity
+        v.assign(rng.normal(0.0, 1.0, v.shape))
+    ablation = BaseGaussianKLAblation(Y, 2, 5, flow=flow, seed=1)
+    correct = GPLVF(Y, 2, 5, flow=flow, seed=1)
+    x_a, kl_a = ablation.latent_samples_and_kl(mu, var, noise)
+    x_c, kl_c = correct.latent_samples_and_kl(mu, var, noise)
+    np.testing.assert_array_equal(x_a.numpy(), x_c.numpy())  # same samples through the same flow
+    np.testing.assert_allclose(kl_a.numpy(), gaussian_kl_to_standard_normal(mu, var).numpy(), rtol=1e-12)
+    assert np.max(np.abs(kl_a.numpy() - kl_c.numpy())) > 0.05  # the flow's volume change is what it leaves out
+    with pytest.raises(ValueError, match="kl_x"):
+        train_gplvf(None, 0, latent_dim=2, num_inducing=5, epochs=1, batch_size=4, learning_rate=0.01,
+                    num_samples=1, seed=0, kl_x="base")
