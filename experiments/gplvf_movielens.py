@@ -396,11 +396,14 @@ def centre(train: sp.csr_matrix, new_rows: Optional[sp.csr_matrix], how: str):
 
 
 def split_users(
-    num_users: int, num_test_users: int, seed: int, num_validation_users: Optional[int] = None
+    num_users: int, num_test_users: int, seed: int, num_validation_users: Optional[int] = None,
+    test_users: str = "random",
 ) -> Tuple[np.ndarray, np.ndarray, np.random.Generator]:
     """(training users, held-out users, generator for the held-out users' rating split) of protocol (a).
 
-    The test users are the first ``num_test_users`` of a permutation drawn with ``seed``.
+    ``test_users="random"``: the test users are the first ``num_test_users`` of a permutation drawn
+    with ``seed``; ``"last"``: the last ``num_test_users`` rows (MovieLens user ids 844-943 for 100 of
+    943, the literal reading of "trained on 843 users and made predictions for 100 users").
     ``num_validation_users=None``: held-out = the test users, training = all others.
     Otherwise held-out = ``num_validation_users`` of the *training* users (drawn by a second
     generator, so the test split is the same with and without validation), training = the rest
@@ -414,8 +417,10 @@ def split_users(
             f"num_test_users={num_test_users} + num_validation_users={num_validation_users} leave no training "
             f"users out of {num_users}"
         )
+    if test_users not in ("random", "last"):
+        raise ValueError(f"test_users must be 'random' or 'last', got {test_users!r}")
     rng = np.random.default_rng(seed)
-    users = rng.permutation(num_users)
+    users = rng.permutation(num_users) if test_users == "random" else np.arange(num_users)[::-1]
     test_users, train_users = np.sort(users[:num_test_users]), np.sort(users[num_test_users:])
     if num_validation_users is None:
         return train_users, test_users, rng
@@ -427,7 +432,7 @@ def split_users(
 def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
     train_users, heldout_users, rng = split_users(
         ratings.shape[0], args.num_test_users, args.seed,
-        args.num_validation_users if args.validation else None,
+        args.num_validation_users if args.validation else None, test_users=args.test_users,
     )
     train = ratings[train_users]
     observed, target = split_rows(ratings[heldout_users], args.condition_fraction, rng)
@@ -571,6 +576,8 @@ def main(argv=None):
                         help="(a) hold out --num-validation-users of the training users instead of the test users "
                              "(for choosing settings; the test users are not used)")
     parser.add_argument("--num-validation-users", type=int, default=100)
+    parser.add_argument("--test-users", choices=("random", "last"), default="random",
+                        help="(a) held-out test users: drawn with --seed, or the last --num-test-users user ids")
     parser.add_argument("--natgrad-gamma", type=float, default=0.0,
                         help="natural-gradient step length for q(u) (0: Adam for q(u) as for everything else)")
     parser.add_argument("--kernel", choices=KERNEL_NAMES, default="se",

@@ -89,6 +89,14 @@ def test_validation_split_never_touches_test_users():
         split_users(943, 100, seed=0, num_validation_users=0)
     with pytest.raises(ValueError, match="leave no training users"):
         split_users(943, 100, seed=0, num_validation_users=843)
+    # the literal split: the last 100 user ids are the test users, whatever the seed
+    last_train, last_test, _ = split_users(943, 100, seed=5, test_users="last")
+    np.testing.assert_array_equal(last_test, np.arange(843, 943))
+    np.testing.assert_array_equal(last_train, np.arange(843))
+    lv_train, lv_heldout, _ = split_users(943, 100, seed=5, num_validation_users=100, test_users="last")
+    assert set(lv_train) | set(lv_heldout) == set(range(843)) and len(lv_heldout) == 100
+    with pytest.raises(ValueError, match="test_users"):
+        split_users(943, 100, seed=0, test_users="first")
 
 
 def test_movielens_validation_mode_small(data_dir, dataset_path, tmp_path):
