@@ -46,7 +46,7 @@ def drop_pixels(images: np.ndarray, fraction: float, seed: int) -> np.ndarray:
 
 def imputation_rmse(model: GPLVF, images: np.ndarray, observed_input: np.ndarray, num_samples: int = 20) -> float:
     """RMSE of the predictive mean at the missing pixels of the training rows (q(x_n) from training)."""
-    mean, _ = model.predict_y(model.X_mean.numpy(), model.X_var.numpy(), num_samples=num_samples)
+    mean, _ = model.predict_y(*model.training_latents(), num_samples=num_samples)
     missing = np.isnan(observed_input)
     return float(np.sqrt(np.mean((np.clip(mean, 0, 1)[missing] - images[missing]) ** 2)))
 
@@ -72,7 +72,7 @@ def train(observed_input, flow_length, *, latent_dim, num_inducing, epochs, batc
 
 def latent_samples(model: GPLVF, row: int, num: int, seed: int = 0) -> np.ndarray:
     """Samples of q(x_row) (base Gaussian pushed through the model's flow) [num, Q]."""
-    x = model._latent_draws(model.X_mean.numpy()[row:row + 1], model.X_var.numpy()[row:row + 1], num, seed)
+    x = model._latent_draws(*(v[row:row + 1] for v in model.training_latents()), num, seed)
     return x.numpy()[:, 0]
 
 

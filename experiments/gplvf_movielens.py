@@ -68,7 +68,9 @@ from gpflow_ext.bijectors import flow_local_nonlinearity, planar_flow  # noqa: E
 from gpflow_ext.data import load_movielens  # noqa: E402
 from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
 from gpflow_ext.models import GPLVF  # noqa: E402
-from gpflow_ext.models.gplvf import KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal  # noqa: E402
+from gpflow_ext.models.gplvf import (  # noqa: E402
+    BASE_COVARIANCES, KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal,
+)
 from gpflow_ext.training import fit  # noqa: E402
 
 RATING_RANGE = (1.0, 5.0)
@@ -228,13 +230,15 @@ def train_gplvf(
     logdir: Optional[Path] = None,
     use_fit: bool = False,
     kl_x: str = "correct",
+    base_covariance: str = "diagonal",
 ):
     if kl_x not in KL_X_CHOICES:
         raise ValueError(f"kl_x must be one of {sorted(KL_X_CHOICES)}, got {kl_x!r}")
     tf.random.set_seed(seed)
     flow = planar_flow(flow_length, latent_dim, seed=seed) if flow_length > 0 else None
     model = KL_X_CHOICES[kl_x](
-        train, latent_dim, num_inducing, flow=flow, kernel=kernel, num_samples=num_samples, seed=seed
+        train, latent_dim, num_inducing, flow=flow, kernel=kernel, num_samples=num_samples, seed=seed,
+        base_covariance=base_covariance,
     )
     gpflow.utilities.set_trainable(model.inducing_variable, True)
     if use_fit:
@@ -265,7 +269,7 @@ def flow_summaries(model: GPLVF, heldout_mean, heldout_var, seed: int) -> Dict[s
     """:func:`flow_local_nonlinearity` of the trained flow over the training rows' q(x_n) and the held-out
     rows' q(x*), in SE lengthscale units: how far each row's flowed q is from a Gaussian."""
     scale = kernel_lengthscales(model.kernel)
-    out = {"train": flow_local_nonlinearity(model.flow, model.X_mean.numpy(), model.X_var.numpy(), scale=scale, seed=seed)}
+    out = {"train": flow_local_nonlinearity(model.flow, *model.training_latents(), scale=scale, seed=seed)}
     if heldout_mean is not None:
         out["heldout"] = flow_local_nonlinearity(model.flow, heldout_mean, heldout_var, scale=scale, seed=seed)
     return out
@@ -449,9 +453,10 @@ def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
             seed=args.seed, kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
             logdir=None if args.logdir is None else args.logdir / f"a_{name}", kl_x=args.kl_x,
+            base_covariance=args.base_covariance,
         )
         x_mean, x_var = model.infer_latent(
-            model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.num_samples,
+            model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.infer_samples,
             seed=args.seed,
         ) if observed.nnz else (None, None)
         row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, args.seed, biases=test_biases)
@@ -489,10 +494,10 @@ def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
             model_train, args.flows_b, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
             seed=args.seed, kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
-            logdir=None if args.logdir is None else args.logdir / f"b_{split}",
+            logdir=None if args.logdir is None else args.logdir / f"b_{split}", base_covariance=args.base_covariance,
         )
         ev = evaluate_at(
-            model, model.X_mean.numpy(), model.X_var.numpy(), test, args.predict_samples, args.seed, biases=biases
+            model, *model.training_latents(), test, args.predict_samples, args.seed, biases=biases
         )
         row["gplvf_rmse"] = ev["rmse"]
         row["gplvf_test_loglik"] = ev["test_loglik"]
@@ -525,10 +530,10 @@ def protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequence
         model, history = train_gplvf(
             model_train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples, seed=args.seed,
-            kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
+            kernel=args.kernel, natgrad_gamma=args.natgrad_gamma, base_covariance=args.base_covariance,
         )
         x_mean, x_var = model.infer_latent(
-            model_observed, num_steps=args.infer_steps, num_samples=args.num_samples, seed=args.seed
+            model_observed, num_steps=args.infer_steps, num_samples=args.infer_samples, seed=args.seed
         )
         row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, args.seed, biases=test_biases)
         row["seconds_per_epoch"] = history.median_seconds_per_epoch()
@@ -571,6 +576,8 @@ def main(argv=None):
     parser.add_argument("--num-samples", type=int, default=2)
     parser.add_argument("--predict-samples", type=int, default=50)
     parser.add_argument("--infer-steps", type=int, default=300)
+    parser.add_argument("--infer-samples", type=int, default=None,
+                        help="Monte Carlo draws per step when inferring q(x*) of new rows (default: --num-samples)")
     parser.add_argument("--num-test-users", type=int, default=100)
     parser.add_argument("--validation", action="store_true",
                         help="(a) hold out --num-validation-users of the training users instead of the test users "
@@ -592,8 +599,14 @@ def main(argv=None):
     parser.add_argument("--figure-dir", type=Path, default=None)
     parser.add_argument("--kl-x", choices=sorted(KL_X_CHOICES), default="correct",
                         help="(a) KL(q(x)||p(x)) term: 'correct' (GPLVF's) or the biased base-Gaussian ablation")
+    parser.add_argument("--base-covariance", choices=BASE_COVARIANCES, default="diagonal",
+                        help="q(x_n)'s base Gaussian: N(mu_n, diag s_n) or the paper's N(mu_n, s_n I) (eq. 2, 4)")
     parser.add_argument("--small", action="store_true", help="small slice, few epochs (tests)")
     args = parser.parse_args(argv)
+    if args.infer_samples is None:
+        args.infer_samples = args.num_samples
+    if args.infer_samples < 1:
+        parser.error(f"--infer-samples must be >= 1, got {args.infer_samples}")
     if args.epochs is None:
         args.epochs = 3 if args.small else 300
     args.gpy_splits = args.gpy_splits.split(",")

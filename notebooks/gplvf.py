@@ -70,7 +70,7 @@ print("final minibatch objective", float(loss))
 # `predict_y` averages the GP prediction over samples of q(x_n) (mean and variance per entry).
 
 # %%
-mean, var = model.predict_y(model.X_mean.numpy(), model.X_var.numpy(), num_samples=20)
+mean, var = model.predict_y(*model.training_latents(), num_samples=20)
 missing = np.isnan(observed)
 column_mean = np.nanmean(observed, axis=0)
 rmse = np.sqrt(np.mean((np.clip(mean, 0, 1)[missing] - images[missing]) ** 2))

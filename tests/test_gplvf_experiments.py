@@ -105,13 +105,14 @@ def test_movielens_validation_mode_small(data_dir, dataset_path, tmp_path):
 
     out = tmp_path / "val.json"
     gplvf_movielens.main([
-        "--small", "--protocol", "a", "--validation", "--kernel", "se+linear", "--flows", "0", "--epochs", "2",
-        "--no-gpy", "--data-dir", str(data_dir), "--output", str(out),
+        "--small", "--protocol", "a", "--validation", "--kernel", "se+linear", "--flows", "0,20", "--epochs", "2",
+        "--base-covariance", "isotropic", "--no-gpy", "--data-dir", str(data_dir), "--output", str(out),
     ])
     results = json.loads(out.read_text())
     assert results["config"]["validation"] and results["config"]["kernel"] == "se+linear"
-    assert set(results["a"]) == {"gaussian", "bias_baseline"}
-    for name in ("gaussian", "bias_baseline"):
+    assert results["config"]["base_covariance"] == "isotropic"
+    assert set(results["a"]) == {"gaussian", "planar_20", "bias_baseline"}
+    for name in ("gaussian", "planar_20", "bias_baseline"):
         assert np.isfinite(results["a"][name]["rmse"]), name
 
 

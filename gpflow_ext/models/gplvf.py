@@ -8,6 +8,8 @@ D outputs; y_nd ~ N(f_d(x_n), σ²). Inducing variables u_d = f_d(Z) share Z ∈
 Variational family (eq. 2, 4): q(u_d) = N(m_d, S_d) kept explicit (uncollapsed), and
 q(x_n) = the base Gaussian N(μ_n, diag s_n) pushed through a flow g_K ∘ … ∘ g_1 whose
 parameters λ are shared by all rows (``flow=None``: the Gaussian Bayesian GPLVM baseline).
+``base_covariance="isotropic"`` gives the paper's own base, N(μ_n, s_n I_Q) with one variance
+per row (eq. 2, 4): the flow is then the only source of a non-spherical q(x_n).
 
 Bound (eq. 3, A.3 eq. 16-23), a sum over rows n so minibatches of rows give unbiased
 estimates:
@@ -50,7 +52,10 @@ __all__ = [
     "build_encoder",
     "KERNEL_NAMES",
     "make_kernel",
+    "BASE_COVARIANCES",
 ]
+
+BASE_COVARIANCES = ("diagonal", "isotropic")
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -137,6 +142,16 @@ def _check_latents(x_mean, x_var, latent_dim: int, num_rows: Optional[int] = Non
     if np.any(x_var <= 0):
         raise ValueError("x_var must be strictly positive")
     return x_mean, x_var
+
+
+def _isotropic_variances(x_var: np.ndarray, name: str) -> np.ndarray:
+    """[N, Q] variances that are equal along each row -> [N, 1] (the s_n of N(μ_n, s_n I_Q))."""
+    if not np.allclose(x_var, x_var[:, :1], rtol=1e-12, atol=0.0):
+        raise ValueError(
+            f"{name} must have equal variances along each row for base_covariance='isotropic' "
+            "(q(x_n) = N(mu_n, s_n I)); pass one value repeated over the latent dimensions"
+        )
+    return x_var[:, :1].copy()
 
 
 # ----------------------------------------------------------------------------------------
@@ -259,6 +274,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     data tuple is (values [N, D], mask [N, D], row index [N]); the row index selects the
     local parameters (μ_n, s_n) of q(x_n). With ``encoder=...`` the local parameters come
     from a tf_keras network applied to the masked row instead (amortised inference).
+    ``base_covariance``: ``"diagonal"`` (default, N(μ_n, diag s_n)) or ``"isotropic"`` (the paper's
+    N(μ_n, s_n I_Q), eq. 2 and 4: one variance per row, ``X_var`` of shape [N, 1]).
     """
 
     def __init__(
@@ -279,9 +296,12 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         X_var: Optional[np.ndarray] = None,
         Z: Optional[np.ndarray] = None,
         kl_x: str = "auto",
+        base_covariance: str = "diagonal",
         seed: int = 0,
     ):
         values, observed = validate_observations(data, mask, name="data")
+        if base_covariance not in BASE_COVARIANCES:
+            raise ValueError(f"base_covariance must be one of {BASE_COVARIANCES}, got {base_covariance!r}")
         num_data, output_dim = values.shape
         for arg, value in (("latent_dim", latent_dim), ("num_inducing", num_inducing), ("num_samples", num_samples)):
             if not isinstance(value, (int, np.integer)) or value < 1:
@@ -300,6 +320,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         self.num_samples = int(num_samples)
         self.whiten = bool(whiten)
         self.kl_x = "analytic" if (kl_x == "auto" and flow is None) else ("monte_carlo" if kl_x == "auto" else kl_x)
+        self.base_covariance = base_covariance
         self._values = values
         self._mask = observed
 
@@ -308,8 +329,10 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         if X_var is None:
             X_var = np.full((num_data, latent_dim), 0.1)
         X_mean, X_var = _check_latents(X_mean, X_var, latent_dim, num_data)
+        if base_covariance == "isotropic":
+            X_var = _isotropic_variances(X_var, "X_var")  # [N, 1]
         self.X_mean = Parameter(X_mean, name="X_mean")  # [N, Q] base-Gaussian means μ_n
-        self.X_var = Parameter(X_var, transform=positive(), name="X_var")  # [N, Q] base variances s_n
+        self.X_var = Parameter(X_var, transform=positive(), name="X_var")  # [N, Q] (or [N, 1]) base variances s_n
 
         if Z is None:
             Z = X_mean[rng.permutation(num_data)[:num_inducing]]
@@ -396,10 +419,23 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
             mask = tf.cast(mask, default_float())
             out = self.encoder(tf.concat([values * mask, mask], axis=-1))  # [B, 2Q]
             x_mean = out[:, : self.latent_dim]  # [B, Q]
-            x_var = tf.exp(tf.clip_by_value(out[:, self.latent_dim:], -20.0, 5.0))  # [B, Q]
-            return x_mean, x_var
+            log_var = tf.clip_by_value(out[:, self.latent_dim:], -20.0, 5.0)  # [B, Q]
+            if self.base_covariance == "isotropic":
+                log_var = tf.reduce_mean(log_var, axis=-1, keepdims=True)  # [B, 1]
+            return x_mean, self._full_variances(x_mean, tf.exp(log_var))
         row_index = tf.cast(row_index, tf.int64)
-        return tf.gather(self.X_mean, row_index), tf.gather(self.X_var, row_index)  # [B, Q] each
+        x_mean = tf.gather(self.X_mean, row_index)  # [B, Q]
+        return x_mean, self._full_variances(x_mean, tf.gather(self.X_var, row_index))  # [B, Q] each
+
+    def training_latents(self) -> Tuple[np.ndarray, np.ndarray]:
+        """(μ [N, Q], s [N, Q]) of the training rows' base Gaussians (isotropic s_n repeated over Q),
+        ready for ``predict_y`` / ``predict_log_density``."""
+        x_mean = self.X_mean.numpy()
+        return x_mean, np.broadcast_to(self.X_var.numpy(), x_mean.shape).copy()
+
+    def _full_variances(self, x_mean, x_var) -> tf.Tensor:
+        """Base variances [B, Q] from [B, Q] (diagonal) or [B, 1] (isotropic: s_n I_Q)."""
+        return tf.broadcast_to(x_var, tf.shape(x_mean))
 
     def latent_samples_and_kl(self, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         """x ~ q(x_n) [S, B, Q] and KL(q(x_n) ‖ p(x_n)) [B] (closed form for a Gaussian q if kl_x='analytic')."""
@@ -507,8 +543,11 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         else:
             init_mean = self._best_training_latents(values, observed)
             init_var = np.full_like(init_mean, 0.1)
+        init_log_var = np.log(init_var)  # [N*, Q]
+        if self.base_covariance == "isotropic":
+            init_log_var = init_log_var.mean(axis=1, keepdims=True)  # [N*, 1]
         x_mean = tf.Variable(init_mean, dtype=default_float())
-        x_log_var = tf.Variable(np.log(init_var), dtype=default_float())
+        x_log_var = tf.Variable(init_log_var, dtype=default_float())
         values_t = tf.constant(values)
         mask_t = tf.constant(observed)
         generator = tf.random.Generator.from_seed(seed)
@@ -518,7 +557,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         def step():
             noise = generator.normal([num_samples, values.shape[0], self.latent_dim], dtype=default_float())
             with tf.GradientTape() as tape:
-                expected_log_lik, kl_x = self.row_terms(values_t, mask_t, x_mean, tf.exp(x_log_var), noise)
+                x_var = self._full_variances(x_mean, tf.exp(x_log_var))  # [N*, Q]
+                expected_log_lik, kl_x = self.row_terms(values_t, mask_t, x_mean, x_var, noise)
                 loss = -tf.reduce_sum(expected_log_lik - kl_x)
             grads = tape.gradient(loss, [x_mean, x_log_var])
             optimizer.apply_gradients(zip(grads, [x_mean, x_log_var]))
@@ -526,7 +566,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
         for _ in range(num_steps):
             step()
-        return x_mean.numpy(), np.exp(x_log_var.numpy())
+        return x_mean.numpy(), np.broadcast_to(np.exp(x_log_var.numpy()), init_mean.shape).copy()
 
     # ------------------------------------------------------------------ prediction
     def _latent_draws(self, x_mean, x_var, num_samples, seed) -> tf.Tensor:
