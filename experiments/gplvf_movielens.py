@@ -457,7 +457,7 @@ def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
         )
         x_mean, x_var = model.infer_latent(
             model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.infer_samples,
-            seed=args.seed,
+            seed=args.seed, decay=args.infer_decay,
         ) if observed.nnz else (None, None)
         row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, args.seed, biases=test_biases)
         row.update(
@@ -533,7 +533,8 @@ def protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequence
             kernel=args.kernel, natgrad_gamma=args.natgrad_gamma, base_covariance=args.base_covariance,
         )
         x_mean, x_var = model.infer_latent(
-            model_observed, num_steps=args.infer_steps, num_samples=args.infer_samples, seed=args.seed
+            model_observed, num_steps=args.infer_steps, num_samples=args.infer_samples, seed=args.seed,
+            decay=args.infer_decay,
         )
         row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, args.seed, biases=test_biases)
         row["seconds_per_epoch"] = history.median_seconds_per_epoch()
@@ -576,6 +577,8 @@ def main(argv=None):
     parser.add_argument("--num-samples", type=int, default=2)
     parser.add_argument("--predict-samples", type=int, default=50)
     parser.add_argument("--infer-steps", type=int, default=300)
+    parser.add_argument("--infer-decay", choices=("constant", "cosine"), default="constant",
+                        help="learning rate of the q(x*) fit: constant Adam 0.05, or cosine-decayed to 0")
     parser.add_argument("--infer-samples", type=int, default=None,
                         help="Monte Carlo draws per step when inferring q(x*) of new rows (default: --num-samples)")
     parser.add_argument("--num-test-users", type=int, default=100)

@@ -49,7 +49,8 @@ def stage_options(args, epochs: int) -> Dict[str, Any]:
         joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
         joint_learning_rate=args.joint_lr, joint_gp_learning_rate=args.joint_gp_lr,
         joint_batch_size=args.joint_batch_size,
-        grid_prior=args.grid_prior, progress=not args.no_progress, **network_options(args),
+        grid_prior=args.grid_prior, num_samples=args.num_samples, num_predict_samples=args.predict_samples,
+        progress=not args.no_progress, **network_options(args),
     )
 
 
@@ -67,6 +68,10 @@ def add_stage_arguments(parser) -> None:
     add_network_arguments(parser)
     parser.add_argument("--grid-prior", choices=["toeplitz", "circulant"], default="toeplitz",
                         help="K_ZZ of the grid GPs: exact Toeplitz (Cholesky) or circulant embedding (FFT)")
+    parser.add_argument("--num-samples", type=int, default=1,
+                        help="T, draws of u per training step of the GP and joint stages (eq. 4; the paper's 1)")
+    parser.add_argument("--predict-samples", type=int, default=16,
+                        help="Monte Carlo draws behind the DNN+GP / SV-DKL predictive probabilities")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -182,6 +187,8 @@ def run_three_way(
     gp_learning_rate: float = 1e-2,
     joint_learning_rate: float = 1e-4,
     joint_gp_learning_rate: Optional[float] = None,
+    num_samples: int = 1,
+    num_predict_samples: int = 16,
     logdir: Optional[Path] = None,
     seed: int = 0,
     progress: bool = True,
@@ -191,12 +198,16 @@ def run_three_way(
     ``network_lr_decay="cosine"`` decays the DNN stage's learning rate from ``network_learning_rate``
     to 0 over its ``network_epochs`` (``tf_keras`` ``CosineDecay``); ``"constant"`` keeps it fixed.
     ``network_optimizer_name`` / ``network_weight_decay``: see :func:`network_optimizer` (DNN stage only).
+    ``num_samples``: T, draws of u per training step (eq. 4); ``num_predict_samples``: Monte Carlo draws
+    behind the DNN+GP and SV-DKL predictive probabilities.
     """
     network_learning_rate = decayed_learning_rate(
         network_learning_rate, network_lr_decay, network_epochs, len(train[0]), batch_size
     )
     optimizer = network_optimizer(network_optimizer_name, network_learning_rate, network_weight_decay)
-    model = SVDKL(network, num_classes, num_data=len(train[0]), grid_size=grid_size, grid_prior=grid_prior)
+    model = SVDKL(
+        network, num_classes, num_data=len(train[0]), grid_size=grid_size, grid_prior=grid_prior, num_samples=num_samples
+    )
     t0 = time.perf_counter()
     out = pretrain_and_fit(
         model,
@@ -211,6 +222,7 @@ def run_three_way(
         joint_learning_rate=joint_learning_rate,
         joint_gp_learning_rate=joint_gp_learning_rate,
         validation_data=test,
+        num_predict_samples=num_predict_samples,
         seed=seed,
         logdir=None if logdir is None else str(logdir),
         progress=progress,

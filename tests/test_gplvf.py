@@ -10,6 +10,7 @@ from gpflow.probability_distributions import DiagonalGaussian
 
 from gpflow_ext.bijectors import flow_forward_and_log_det, planar_flow
 from gpflow_ext.models import GPLVF
+from gpflow_ext.training import fit
 from gpflow_ext.models.gplvf import (
     KERNEL_NAMES,
     flow_kl_to_standard_normal,
@@ -277,6 +278,28 @@ def test_infer_latent_keeps_model_fixed_and_improves_bound():
     assert np.isfinite(model.test_log_likelihood(Y_new, mu, var, num_samples=20))
 
 
+def test_infer_latent_cosine_decay_settles_nearer_the_optimum():
+    """With one Monte Carlo draw per step, constant-rate Adam stops one noisy step from the optimum of the
+    local bound; the cosine-decayed rate settles. Reference optimum: a long many-draw run."""
+    rng = np.random.default_rng(51)
+    Y = _toy(rng, 30, 5, 2, missing=0.3)
+    model = GPLVF(Y, 2, 6, flow=planar_flow(2, 2, init_scale=0.3))
+    fit(model, model.training_data(), epochs=60, batch_size=30, learning_rate=0.03, progress=False)
+    Y_new = _toy(rng, 8, 5, 2, missing=0.4)
+    ref_mu, ref_var = model.infer_latent(Y_new, num_steps=1500, num_samples=64, decay="cosine", seed=1)
+    errors = {}
+    for decay in ("constant", "cosine"):
+        mu, var = model.infer_latent(Y_new, num_steps=300, num_samples=1, decay=decay, seed=2)
+        errors[decay] = (np.abs(mu - ref_mu).mean(), np.abs(np.log(var / ref_var)).mean())
+    # measured: mean |Δμ| 0.11 (constant) against 0.05 (cosine); mean |Δ log s| 0.11 against 0.08
+    assert errors["cosine"][0] < 0.7 * errors["constant"][0], errors
+    assert errors["cosine"][1] < errors["constant"][1], errors
+    with pytest.raises(ValueError, match="decay must be 'constant' or 'cosine'"):
+        model.infer_latent(Y_new, decay="linear")
+    with pytest.raises(ValueError, match="num_samples must be >= 1"):
+        model.infer_latent(Y_new, num_samples=0)
+
+
 def test_encoder_amortises_q_x():
     rng = np.random.default_rng(60)
     Y = _toy(rng, 20, 6, 2, missing=0.3)
@@ -376,8 +399,6 @@ def test_sparse_input_equals_nan_input():
 
 
 def test_trains_with_the_shared_fit_loop():
-    from gpflow_ext.training import fit
-
     rng = np.random.default_rng(100)
     Y = _toy(rng, 30, 4, 2, missing=0.3)
     model = GPLVF(Y, 2, 5, flow=planar_flow(1, 2))

@@ -530,14 +530,24 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         learning_rate: float = 0.05,
         num_samples: Optional[int] = None,
         seed: int = 0,
+        decay: str = "constant",
     ) -> Tuple[np.ndarray, np.ndarray]:
         """Non-amortised q(x*) for new rows: maximise Σ_n [E log p(y*_o | x*) - KL(q(x*_n)‖p)] over
         (μ*_n, s*_n) only; kernel, Z, q(u), noise and flow stay fixed. Returns (μ* [N*, Q], s* [N*, Q]).
-        With an encoder, starts from its output."""
+        With an encoder, starts from its output.
+
+        :param decay: ``"constant"`` keeps Adam's ``learning_rate``; ``"cosine"`` decays it to 0 over
+            ``num_steps`` (``tf_keras`` ``CosineDecay``), so the returned (μ*, s*) is not one noisy
+            Monte Carlo step away from the optimum but settles as the step shrinks.
+        """
         values, observed = self._check_new_rows(Y, mask)
         if not isinstance(num_steps, (int, np.integer)) or num_steps < 0:
             raise ValueError(f"num_steps must be a non-negative integer, got {num_steps!r}")
+        if decay not in ("constant", "cosine"):
+            raise ValueError(f"decay must be 'constant' or 'cosine', got {decay!r}")
         num_samples = self.num_samples if num_samples is None else int(num_samples)
+        if num_samples < 1:
+            raise ValueError(f"num_samples must be >= 1, got {num_samples}")
         if self.encoder is not None:
             init_mean, init_var = self.encode(values, observed)
         else:
@@ -551,6 +561,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         values_t = tf.constant(values)
         mask_t = tf.constant(observed)
         generator = tf.random.Generator.from_seed(seed)
+        if decay == "cosine" and num_steps > 0:
+            learning_rate = tf_keras.optimizers.schedules.CosineDecay(learning_rate, int(num_steps))
         optimizer = tf_keras.optimizers.Adam(learning_rate)
 
         @tf.function
