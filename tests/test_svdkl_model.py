@@ -252,6 +252,15 @@ def test_bad_input(rng):
         pretrain_and_fit(model, (X[:0], Y[:0]))
     with pytest.raises(ValueError, match="gp_epochs"):
         pretrain_and_fit(model, (X, Y), gp_epochs=-1)
+    with pytest.raises(ValueError, match="num_samples must be >= 1"):
+        model.predict_proba(X, num_samples=0)
+    with pytest.raises(TypeError, match="batch_size must be an integer"):
+        model.predict_proba(X, batch_size=2.5)
+    weights = [v.numpy().copy() for v in model.trainable_variables]
+    with pytest.raises(ValueError, match="num_predict_samples must be >= 1"):  # checked before stage 1 trains
+        pretrain_and_fit(model, (X, Y), network_epochs=1, num_predict_samples=0, validation_data=(X, Y))
+    for before, v in zip(weights, model.trainable_variables):
+        np.testing.assert_array_equal(before, v.numpy())
 
 
 @pytest.mark.parametrize("whiten", [True, False])

@@ -53,9 +53,11 @@ __all__ = [
     "KERNEL_NAMES",
     "make_kernel",
     "BASE_COVARIANCES",
+    "INFER_DECAYS",
 ]
 
 BASE_COVARIANCES = ("diagonal", "isotropic")
+INFER_DECAYS = ("constant", "cosine")  # learning-rate schedules of GPLVF.infer_latent
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -543,7 +545,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         values, observed = self._check_new_rows(Y, mask)
         if not isinstance(num_steps, (int, np.integer)) or num_steps < 0:
             raise ValueError(f"num_steps must be a non-negative integer, got {num_steps!r}")
-        if decay not in ("constant", "cosine"):
+        if decay not in INFER_DECAYS:
             raise ValueError(f"decay must be 'constant' or 'cosine', got {decay!r}")
         num_samples = self.num_samples if num_samples is None else int(num_samples)
         if num_samples < 1:

@@ -384,6 +384,10 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
 
     def predict_proba(self, X: Any, num_samples: int = 16, batch_size: int = 2048) -> np.ndarray:
         """Class probabilities ``[N, C]`` by Monte Carlo over q(u) (checked input, batched)."""
+        from ..training.checks import check_positive_int  # local import: training imports models lazily too
+
+        num_samples = check_positive_int(num_samples, "num_samples")
+        batch_size = check_positive_int(batch_size, "batch_size")
         X = np.asarray(X)
         if X.ndim < 2 or X.shape[0] == 0:
             raise ValueError(f"X must be a non-empty array [N, ...], got shape {X.shape}")
@@ -512,9 +516,10 @@ def pretrain_and_fit(
     variational parameters keep moving at a GP-sized rate while the network is fine-tuned.
     """
     from ..training import GroupedOptimizer, fit  # local import: training imports models lazily too
-    from ..training.checks import check_positive_number
+    from ..training.checks import check_positive_int, check_positive_number
 
     X, Y = validate_classification_data(*data, model.num_classes, model.input_shape, name="data")
+    num_predict_samples = check_positive_int(num_predict_samples, "num_predict_samples")  # before any training
     if validation_data is not None:
         Xv, Yv = validate_classification_data(
             *validation_data, model.num_classes, model.input_shape, name="validation_data"
