@@ -10,6 +10,10 @@ same run, and compiled step time vs planar flow length.
   median over evaluations after the first (the first also builds GPy's caches and is reported apart).
 * Flow length: median seconds of one compiled training step (B rows, S samples) per length,
   with the ratio to the Gaussian q(X) (length 0).
+* Observed pairs vs dense: GPLVF evaluates q(f_d(x_n)) only at observed (n, d) pairs
+  (``conditional_at_pairs``); the peer is the same model with GPflow's dense conditional over all D
+  outputs, masked and summed (``DenseGPLVF``, the library's form before the pairwise one): median
+  training-step seconds and the seconds of ``infer_latent`` for held-out rows, with ratios.
 
 Both peers see the same users x movies matrix (u1.base), same Q and M. Timings on a shared
 machine are noisy: compare the ratios printed, not the absolute seconds.
@@ -31,6 +35,28 @@ from gpflow_ext.bijectors import planar_flow  # noqa: E402
 from gpflow_ext.data import load_movielens  # noqa: E402
 from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
 from gpflow_ext.models import GPLVF  # noqa: E402
+from gpflow_ext.models.gplvf import masked_gaussian_expected_log_likelihood  # noqa: E402
+
+
+class DenseGPLVF(GPLVF):
+    """GPLVF whose bound computes q(f_d(x_n)) for every output d and masks the unobserved ones (the peer)."""
+
+    def row_terms(self, values, mask, x_mean, x_var, base_noise):
+        x, kl_x = self.latent_samples_and_kl(x_mean, x_var, base_noise)  # [S, B, Q], [B]
+        f_mean, f_var = self.predict_f_at(x)  # [S, B, D]
+        expected_log_lik = masked_gaussian_expected_log_likelihood(
+            tf.broadcast_to(values[None], tf.shape(f_mean)),
+            tf.broadcast_to(tf.cast(mask, tf.bool)[None], tf.shape(f_mean)),
+            f_mean, f_var, self.likelihood.variance,
+        )  # [S, B]
+        return tf.reduce_mean(expected_log_lik, axis=0), kl_x
+
+
+def infer_seconds(model, rows, num_steps, num_samples):
+    model.infer_latent(rows, num_steps=1, num_samples=num_samples)  # trace
+    start = time.perf_counter()
+    model.infer_latent(rows, num_steps=num_steps, num_samples=num_samples, decay="cosine")
+    return time.perf_counter() - start
 
 
 def step_seconds(model, data, batch_size, repeats, seed=0):
@@ -64,6 +90,9 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--gpy-iters", type=int, default=10)
+    parser.add_argument("--infer-rows", type=int, default=100, help="held-out rows for the infer_latent timing")
+    parser.add_argument("--infer-steps", type=int, default=100)
+    parser.add_argument("--infer-samples", type=int, default=8)
     parser.add_argument("--small", action="store_true")
     args = parser.parse_args(argv)
     epochs = args.epochs or (2 if args.small else 4)
@@ -107,6 +136,22 @@ def main(argv=None):
         rows.append({"flow length": length, "s/step": seconds, "ratio to Gaussian": seconds / base})
     results["step_seconds_vs_flow_length"] = rows
     print_table(rows, ["flow length", "s/step", "ratio to Gaussian"], title="compiled step time vs planar flow length")
+
+    held_out = train[-min(args.infer_rows, train.shape[0]):]
+    rows = []
+    for name, cls in (("observed pairs (GPLVF)", GPLVF), ("dense, masked (peer)", DenseGPLVF)):
+        m = cls(train, args.latent_dim, args.num_inducing, flow=planar_flow(20, args.latent_dim), num_samples=1)
+        rows.append({
+            "bound": name,
+            "s/step": step_seconds(m, data, min(args.batch_size, data[0].shape[0]), args.repeats),
+            "infer_latent s": infer_seconds(m, held_out, args.infer_steps, args.infer_samples),
+        })
+    for key in ("s/step", "infer_latent s"):
+        rows[1][f"{key} ratio"] = rows[1][key] / rows[0][key]
+    results["observed_pairs_vs_dense"] = rows
+    print_table(rows, ["bound", "s/step", "s/step ratio", "infer_latent s", "infer_latent s ratio"],
+                title=f"Planar 20: training step (B={args.batch_size}) and infer_latent ({held_out.shape[0]} rows, "
+                      f"{args.infer_samples} draws x {args.infer_steps} steps), pairs vs dense")
     write_results(results, args.output)
     return results
 

@@ -72,6 +72,7 @@ from gpflow_ext.models.gplvf import (  # noqa: E402
     BASE_COVARIANCES, INFER_DECAYS, KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal,
 )
 from gpflow_ext.training import fit  # noqa: E402
+from gpflow_ext.training.data import steps_per_epoch  # noqa: E402
 
 RATING_RANGE = (1.0, 5.0)
 GPY_SCRIPT = REPO / "benchmarks" / "gpy_bgplvm_missing.py"
@@ -142,8 +143,21 @@ class LoopHistory:
         return self.objective[-1] if self.objective else float("nan")
 
 
-def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgrad_gamma: float = 0.0):
+def adam_learning_rate(learning_rate: float, decay: str, total_steps: int):
+    """Adam's rate for training: ``learning_rate`` (``decay="constant"``) or a cosine decay from it to 0 over
+    ``total_steps`` (``"cosine"``): the minibatch and Monte Carlo noise of the last steps shrinks with the
+    step, so the returned parameters settle near an optimum of the bound instead of wandering around it."""
+    if decay not in INFER_DECAYS:
+        raise ValueError(f"lr_decay must be one of {INFER_DECAYS}, got {decay!r}")
+    if decay == "constant":
+        return learning_rate
+    return gpflow.keras.tf_keras.optimizers.schedules.CosineDecay(learning_rate, max(int(total_steps), 1))
+
+
+def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgrad_gamma: float = 0.0,
+                  lr_decay: str = "constant"):
     """Adam over shuffled row minibatches with one compiled step traced once per batch shape.
+    ``lr_decay``: see :func:`adam_learning_rate` (decays over ``epochs`` x batches per epoch).
 
     ``natgrad_gamma > 0``: q(u) = (q_mu, q_sqrt) is instead updated by GPflow's natural-gradient
     step of length gamma (Salimbeni et al. 2018) on each minibatch, then Adam updates everything
@@ -157,17 +171,17 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgr
     measured side by side), so ``fit`` is the loop to use in new code."""
     if not np.isfinite(natgrad_gamma) or not 0.0 <= natgrad_gamma <= 1.0:
         raise ValueError(f"natgrad_gamma must be in [0, 1] (0 = Adam for q(u) too), got {natgrad_gamma!r}")
-    optimizer = gpflow.keras.tf_keras.optimizers.Adam(learning_rate)
+    arrays = [np.asarray(a) for a in data]
+    num_rows = arrays[0].shape[0]
+    batch_size = min(batch_size, num_rows)
+    num_batches = num_rows // batch_size  # drop the ragged last batch: one shape, one trace
+    optimizer = gpflow.keras.tf_keras.optimizers.Adam(adam_learning_rate(learning_rate, lr_decay, epochs * num_batches))
     natgrad = None
     if natgrad_gamma > 0:
         natgrad = gpflow.optimizers.NaturalGradient(gamma=natgrad_gamma)
         gpflow.utilities.set_trainable(model.q_mu, False)
         gpflow.utilities.set_trainable(model.q_sqrt, False)
     variables = model.trainable_variables
-    arrays = [np.asarray(a) for a in data]
-    num_rows = arrays[0].shape[0]
-    batch_size = min(batch_size, num_rows)
-    num_batches = num_rows // batch_size  # drop the ragged last batch: one shape, one trace
 
     @tf.function
     def step(batch):
@@ -231,6 +245,7 @@ def train_gplvf(
     use_fit: bool = False,
     kl_x: str = "correct",
     base_covariance: str = "diagonal",
+    lr_decay: str = "constant",
 ):
     if kl_x not in KL_X_CHOICES:
         raise ValueError(f"kl_x must be one of {sorted(KL_X_CHOICES)}, got {kl_x!r}")
@@ -244,14 +259,16 @@ def train_gplvf(
     if use_fit:
         if natgrad_gamma:
             raise ValueError("natgrad_gamma needs the compiled loop (use_fit=False)")
+        total_steps = epochs * steps_per_epoch(model.num_data, batch_size if batch_size < model.num_data else None)
         history = fit(
-            model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
+            model, model.training_data(), epochs=epochs, batch_size=batch_size,
+            learning_rate=adam_learning_rate(learning_rate, lr_decay, total_steps),
             seed=seed, logdir=None if logdir is None else str(logdir), progress=False,
         )
     else:
         history = compiled_loop(
             model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-            natgrad_gamma=natgrad_gamma,
+            natgrad_gamma=natgrad_gamma, lr_decay=lr_decay,
         )
     return model, history
 
@@ -453,7 +470,7 @@ def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
             seed=args.seed, kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
             logdir=None if args.logdir is None else args.logdir / f"a_{name}", kl_x=args.kl_x,
-            base_covariance=args.base_covariance,
+            base_covariance=args.base_covariance, lr_decay=args.lr_decay,
         )
         x_mean, x_var = model.infer_latent(
             model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.infer_samples,
@@ -495,6 +512,7 @@ def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
             seed=args.seed, kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
             logdir=None if args.logdir is None else args.logdir / f"b_{split}", base_covariance=args.base_covariance,
+            lr_decay=args.lr_decay,
         )
         ev = evaluate_at(
             model, *model.training_latents(), test, args.predict_samples, args.seed, biases=biases
@@ -531,6 +549,7 @@ def protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequence
             model_train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples, seed=args.seed,
             kernel=args.kernel, natgrad_gamma=args.natgrad_gamma, base_covariance=args.base_covariance,
+            lr_decay=args.lr_decay,
         )
         x_mean, x_var = model.infer_latent(
             model_observed, num_steps=args.infer_steps, num_samples=args.infer_samples, seed=args.seed,
@@ -575,6 +594,8 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--learning-rate", type=float, default=0.01)
     parser.add_argument("--num-samples", type=int, default=2)
+    parser.add_argument("--lr-decay", choices=INFER_DECAYS, default="constant",
+                        help="training: Adam at --learning-rate throughout, or cosine-decayed to 0 over all steps")
     parser.add_argument("--predict-samples", type=int, default=50)
     parser.add_argument("--infer-steps", type=int, default=300)
     parser.add_argument("--infer-decay", choices=INFER_DECAYS, default="constant",

@@ -206,3 +206,25 @@ def test_base_gaussian_kl_ablation_charges_only_the_base_gaussian():
     with pytest.raises(ValueError, match="kl_x"):
         train_gplvf(None, 0, latent_dim=2, num_inducing=5, epochs=1, batch_size=4, learning_rate=0.01,
                     num_samples=1, seed=0, kl_x="base")
+
+
+def test_training_learning_rate_decay():
+    """--lr-decay cosine: Adam's rate falls from the given value to 0 over all training steps; both loops take it."""
+    import tensorflow as tf
+
+    from experiments.gplvf_movielens import adam_learning_rate, train_gplvf
+
+    assert adam_learning_rate(0.01, "constant", 100) == 0.01
+    schedule = adam_learning_rate(0.01, "cosine", 100)
+    np.testing.assert_allclose([float(schedule(s)) for s in (0, 50, 100, 150)], [0.01, 0.005, 0.0, 0.0], rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="lr_decay must be one of"):
+        adam_learning_rate(0.01, "linear", 100)
+    rng = np.random.default_rng(8)
+    Y = _toy_rows(rng, n=30)
+    for use_fit in (False, True):
+        model, history = train_gplvf(
+            Y, 1, latent_dim=2, num_inducing=5, epochs=12, batch_size=10, learning_rate=0.02, num_samples=2, seed=0,
+            use_fit=use_fit, lr_decay="cosine",
+        )
+        objective = np.asarray(history.objective)  # training loss (negative bound) per epoch
+        assert np.all(np.isfinite(objective)) and objective[-1] < objective[0], use_fit
