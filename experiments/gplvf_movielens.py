@@ -71,7 +71,7 @@ from gpflow_ext.models import GPLVF  # noqa: E402
 from gpflow_ext.models.gplvf import (  # noqa: E402
     BASE_COVARIANCES, INFER_DECAYS, KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal,
 )
-from gpflow_ext.training import fit  # noqa: E402
+from gpflow_ext.training import LEARNING_RATE_DECAYS, decayed_learning_rate, fit  # noqa: E402
 from gpflow_ext.training.data import steps_per_epoch  # noqa: E402
 
 RATING_RANGE = (1.0, 5.0)
@@ -143,21 +143,10 @@ class LoopHistory:
         return self.objective[-1] if self.objective else float("nan")
 
 
-def adam_learning_rate(learning_rate: float, decay: str, total_steps: int):
-    """Adam's rate for training: ``learning_rate`` (``decay="constant"``) or a cosine decay from it to 0 over
-    ``total_steps`` (``"cosine"``): the minibatch and Monte Carlo noise of the last steps shrinks with the
-    step, so the returned parameters settle near an optimum of the bound instead of wandering around it."""
-    if decay not in INFER_DECAYS:
-        raise ValueError(f"lr_decay must be one of {INFER_DECAYS}, got {decay!r}")
-    if decay == "constant":
-        return learning_rate
-    return gpflow.keras.tf_keras.optimizers.schedules.CosineDecay(learning_rate, max(int(total_steps), 1))
-
-
 def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgrad_gamma: float = 0.0,
                   lr_decay: str = "constant"):
     """Adam over shuffled row minibatches with one compiled step traced once per batch shape.
-    ``lr_decay``: see :func:`adam_learning_rate` (decays over ``epochs`` x batches per epoch).
+    ``lr_decay``: ``gpflow_ext.training.decayed_learning_rate`` over ``epochs`` x batches per epoch.
 
     ``natgrad_gamma > 0``: q(u) = (q_mu, q_sqrt) is instead updated by GPflow's natural-gradient
     step of length gamma (Salimbeni et al. 2018) on each minibatch, then Adam updates everything
@@ -175,7 +164,9 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgr
     num_rows = arrays[0].shape[0]
     batch_size = min(batch_size, num_rows)
     num_batches = num_rows // batch_size  # drop the ragged last batch: one shape, one trace
-    optimizer = gpflow.keras.tf_keras.optimizers.Adam(adam_learning_rate(learning_rate, lr_decay, epochs * num_batches))
+    optimizer = gpflow.keras.tf_keras.optimizers.Adam(
+        decayed_learning_rate(learning_rate, lr_decay, epochs * num_batches, name="lr_decay")
+    )
     natgrad = None
     if natgrad_gamma > 0:
         natgrad = gpflow.optimizers.NaturalGradient(gamma=natgrad_gamma)
@@ -262,7 +253,7 @@ def train_gplvf(
         total_steps = epochs * steps_per_epoch(model.num_data, batch_size if batch_size < model.num_data else None)
         history = fit(
             model, model.training_data(), epochs=epochs, batch_size=batch_size,
-            learning_rate=adam_learning_rate(learning_rate, lr_decay, total_steps),
+            learning_rate=decayed_learning_rate(learning_rate, lr_decay, total_steps, name="lr_decay"),
             seed=seed, logdir=None if logdir is None else str(logdir), progress=False,
         )
     else:
@@ -594,7 +585,7 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--learning-rate", type=float, default=0.01)
     parser.add_argument("--num-samples", type=int, default=2)
-    parser.add_argument("--lr-decay", choices=INFER_DECAYS, default="constant",
+    parser.add_argument("--lr-decay", choices=LEARNING_RATE_DECAYS, default="constant",
                         help="training: Adam at --learning-rate throughout, or cosine-decayed to 0 over all steps")
     parser.add_argument("--predict-samples", type=int, default=50)
     parser.add_argument("--infer-steps", type=int, default=300)

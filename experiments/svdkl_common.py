@@ -16,6 +16,7 @@ import tensorflow as tf
 from gpflow.keras import tf_keras
 
 from gpflow_ext.models import SVDKL, pretrain_and_fit
+from gpflow_ext.training import decayed_learning_rate as training_decayed_learning_rate
 
 F64 = gpflow.default_float()
 
@@ -142,12 +143,8 @@ def standardise(train: np.ndarray, *others: np.ndarray):
 def decayed_learning_rate(learning_rate: float, decay: str, epochs: int, num_data: int, batch_size: int):
     """``learning_rate`` itself (``decay="constant"``) or a cosine decay from it to 0 over ``epochs`` epochs
     of ceil(num_data / batch_size) steps each (``"cosine"``)."""
-    if decay not in ("constant", "cosine"):
-        raise ValueError(f"network_lr_decay must be 'constant' or 'cosine', got {decay!r}")
-    if decay == "constant" or epochs == 0:
-        return learning_rate
     steps = epochs * -(-num_data // min(batch_size, num_data))  # epochs × ceil(N / B)
-    return tf_keras.optimizers.schedules.CosineDecay(learning_rate, steps)
+    return training_decayed_learning_rate(learning_rate, decay, steps, name="network_lr_decay")
 
 
 NETWORK_OPTIMIZERS = ("adam", "sgd")

@@ -212,13 +212,14 @@ def test_training_learning_rate_decay():
     """--lr-decay cosine: Adam's rate falls from the given value to 0 over all training steps; both loops take it."""
     import tensorflow as tf
 
-    from experiments.gplvf_movielens import adam_learning_rate, train_gplvf
+    from experiments.gplvf_movielens import train_gplvf
+    from gpflow_ext.training import decayed_learning_rate
 
-    assert adam_learning_rate(0.01, "constant", 100) == 0.01
-    schedule = adam_learning_rate(0.01, "cosine", 100)
+    assert decayed_learning_rate(0.01, "constant", 100) == 0.01
+    schedule = decayed_learning_rate(0.01, "cosine", 100)
     np.testing.assert_allclose([float(schedule(s)) for s in (0, 50, 100, 150)], [0.01, 0.005, 0.0, 0.0], rtol=1e-6, atol=1e-9)
-    with pytest.raises(ValueError, match="lr_decay must be one of"):
-        adam_learning_rate(0.01, "linear", 100)
+    with pytest.raises(ValueError, match="lr_decay must be 'constant' or 'cosine'"):
+        decayed_learning_rate(0.01, "linear", 100, name="lr_decay")
     rng = np.random.default_rng(8)
     Y = _toy_rows(rng, n=30)
     for use_fit in (False, True):

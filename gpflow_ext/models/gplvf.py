@@ -42,6 +42,7 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from gpflow.utilities import positive, triangular
 
 from ..bijectors.planar import flow_forward_and_log_det
+from ..training.schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
 
 __all__ = [
     "GPLVF",
@@ -58,7 +59,7 @@ __all__ = [
 ]
 
 BASE_COVARIANCES = ("diagonal", "isotropic")
-INFER_DECAYS = ("constant", "cosine")  # learning-rate schedules of GPLVF.infer_latent
+INFER_DECAYS = LEARNING_RATE_DECAYS  # learning-rate schedules of GPLVF.infer_latent
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -611,8 +612,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         values, observed = self._check_new_rows(Y, mask)
         if not isinstance(num_steps, (int, np.integer)) or num_steps < 0:
             raise ValueError(f"num_steps must be a non-negative integer, got {num_steps!r}")
-        if decay not in INFER_DECAYS:
-            raise ValueError(f"decay must be 'constant' or 'cosine', got {decay!r}")
+        learning_rate = decayed_learning_rate(learning_rate, decay, int(num_steps))  # checks decay
         num_samples = self.num_samples if num_samples is None else int(num_samples)
         if num_samples < 1:
             raise ValueError(f"num_samples must be >= 1, got {num_samples}")
@@ -629,8 +629,6 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         values_t = tf.constant(values)
         mask_t = tf.constant(observed)
         generator = tf.random.Generator.from_seed(seed)
-        if decay == "cosine" and num_steps > 0:
-            learning_rate = tf_keras.optimizers.schedules.CosineDecay(learning_rate, int(num_steps))
         optimizer = tf_keras.optimizers.Adam(learning_rate)
 
         @tf.function

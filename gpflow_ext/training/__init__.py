@@ -4,5 +4,7 @@ from .data import ArrayData, minibatch_dataset
 from .fit import fit
 from .history import History
 from .optimizers import GroupedOptimizer
+from .schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
 
-__all__ = ["fit", "History", "NonFiniteObjectiveError", "ArrayData", "minibatch_dataset", "GroupedOptimizer"]
+__all__ = ["fit", "History", "NonFiniteObjectiveError", "ArrayData", "minibatch_dataset", "GroupedOptimizer",
+           "LEARNING_RATE_DECAYS", "decayed_learning_rate"]
