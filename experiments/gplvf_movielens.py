@@ -69,7 +69,7 @@ from gpflow_ext.data import load_movielens  # noqa: E402
 from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
 from gpflow_ext.models import GPLVF  # noqa: E402
 from gpflow_ext.models.gplvf import (  # noqa: E402
-    BASE_COVARIANCES, INFER_DECAYS, KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal,
+    BASE_COVARIANCES, KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal,
 )
 from gpflow_ext.training import LEARNING_RATE_DECAYS, decayed_learning_rate, fit  # noqa: E402
 from gpflow_ext.training.data import steps_per_epoch  # noqa: E402
@@ -589,7 +589,7 @@ def main(argv=None):
                         help="training: Adam at --learning-rate throughout, or cosine-decayed to 0 over all steps")
     parser.add_argument("--predict-samples", type=int, default=50)
     parser.add_argument("--infer-steps", type=int, default=300)
-    parser.add_argument("--infer-decay", choices=INFER_DECAYS, default="constant",
+    parser.add_argument("--infer-decay", choices=LEARNING_RATE_DECAYS, default="constant",
                         help="learning rate of the q(x*) fit: constant Adam 0.05, or cosine-decayed to 0")
     parser.add_argument("--infer-samples", type=int, default=None,
                         help="Monte Carlo draws per step when inferring q(x*) of new rows (default: --num-samples)")

@@ -42,7 +42,7 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from gpflow.utilities import positive, triangular
 
 from ..bijectors.planar import flow_forward_and_log_det
-from ..training.schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
+from ..training.schedules import decayed_learning_rate
 
 __all__ = [
     "GPLVF",
@@ -55,11 +55,9 @@ __all__ = [
     "KERNEL_NAMES",
     "make_kernel",
     "BASE_COVARIANCES",
-    "INFER_DECAYS",
 ]
 
 BASE_COVARIANCES = ("diagonal", "isotropic")
-INFER_DECAYS = LEARNING_RATE_DECAYS  # learning-rate schedules of GPLVF.infer_latent
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
