@@ -72,6 +72,7 @@ from gpflow_ext.models.gplvf import (  # noqa: E402
     BASE_COVARIANCES, KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal,
 )
 from gpflow_ext.training import LEARNING_RATE_DECAYS, decayed_learning_rate, fit  # noqa: E402
+from gpflow_ext.training.checks import check_positive_number  # noqa: E402
 from gpflow_ext.training.data import steps_per_epoch  # noqa: E402
 
 RATING_RANGE = (1.0, 5.0)
@@ -144,9 +145,11 @@ class LoopHistory:
 
 
 def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgrad_gamma: float = 0.0,
-                  lr_decay: str = "constant"):
+                  lr_decay: str = "constant", flow_learning_rate: Optional[float] = None):
     """Adam over shuffled row minibatches with one compiled step traced once per batch shape.
     ``lr_decay``: ``gpflow_ext.training.decayed_learning_rate`` over ``epochs`` x batches per epoch.
+    ``flow_learning_rate``: a separate Adam (same decay) for the flow's shared parameters λ, which see
+    every minibatch while each row's (μ_n, s_n) moves once per epoch; None: ``learning_rate`` for all.
 
     ``natgrad_gamma > 0``: q(u) = (q_mu, q_sqrt) is instead updated by GPflow's natural-gradient
     step of length gamma (Salimbeni et al. 2018) on each minibatch, then Adam updates everything
@@ -167,12 +170,22 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgr
     optimizer = gpflow.keras.tf_keras.optimizers.Adam(
         decayed_learning_rate(learning_rate, lr_decay, epochs * num_batches, name="lr_decay")
     )
+    flow_optimizer = None
+    if flow_learning_rate is not None:
+        check_positive_number(flow_learning_rate, "flow_learning_rate")
+        if getattr(model, "flow", None) is None:
+            raise ValueError("flow_learning_rate needs a model with a flow (flow length > 0)")
+        flow_optimizer = gpflow.keras.tf_keras.optimizers.Adam(
+            decayed_learning_rate(flow_learning_rate, lr_decay, epochs * num_batches, name="lr_decay")
+        )
     natgrad = None
     if natgrad_gamma > 0:
         natgrad = gpflow.optimizers.NaturalGradient(gamma=natgrad_gamma)
         gpflow.utilities.set_trainable(model.q_mu, False)
         gpflow.utilities.set_trainable(model.q_sqrt, False)
     variables = model.trainable_variables
+    flow_ids = {id(v) for v in model.flow.trainable_variables} if flow_optimizer is not None else set()
+    in_flow = [id(v) in flow_ids for v in variables]
 
     @tf.function
     def step(batch):
@@ -181,7 +194,10 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgr
         with tf.GradientTape() as tape:
             loss = model.training_loss(batch)
         grads = tape.gradient(loss, variables)
-        optimizer.apply_gradients(zip(grads, variables))
+        pairs = list(zip(grads, variables))
+        optimizer.apply_gradients([p for p, flow in zip(pairs, in_flow) if not flow])
+        if flow_optimizer is not None:
+            flow_optimizer.apply_gradients([p for p, flow in zip(pairs, in_flow) if flow])
         return loss
 
     rng = np.random.default_rng(seed)
@@ -237,6 +253,7 @@ def train_gplvf(
     kl_x: str = "correct",
     base_covariance: str = "diagonal",
     lr_decay: str = "constant",
+    flow_learning_rate: Optional[float] = None,
 ):
     if kl_x not in KL_X_CHOICES:
         raise ValueError(f"kl_x must be one of {sorted(KL_X_CHOICES)}, got {kl_x!r}")
@@ -248,8 +265,8 @@ def train_gplvf(
     )
     gpflow.utilities.set_trainable(model.inducing_variable, True)
     if use_fit:
-        if natgrad_gamma:
-            raise ValueError("natgrad_gamma needs the compiled loop (use_fit=False)")
+        if natgrad_gamma or flow_learning_rate is not None:
+            raise ValueError("natgrad_gamma and flow_learning_rate need the compiled loop (use_fit=False)")
         total_steps = epochs * steps_per_epoch(model.num_data, batch_size if batch_size < model.num_data else None)
         history = fit(
             model, model.training_data(), epochs=epochs, batch_size=batch_size,
@@ -260,6 +277,7 @@ def train_gplvf(
         history = compiled_loop(
             model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
             natgrad_gamma=natgrad_gamma, lr_decay=lr_decay,
+            flow_learning_rate=flow_learning_rate if flow_length > 0 else None,
         )
     return model, history
 
@@ -465,7 +483,7 @@ def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
             seed=train_seed, kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
             logdir=None if args.logdir is None else args.logdir / f"a_{name}", kl_x=args.kl_x,
-            base_covariance=args.base_covariance, lr_decay=args.lr_decay,
+            base_covariance=args.base_covariance, lr_decay=args.lr_decay, flow_learning_rate=args.flow_learning_rate,
         )
         x_mean, x_var = model.infer_latent(
             model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.infer_samples,
@@ -589,6 +607,8 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--learning-rate", type=float, default=0.01)
     parser.add_argument("--num-samples", type=int, default=2)
+    parser.add_argument("--flow-learning-rate", type=float, default=None,
+                        help="(a) Adam learning rate of the flow's shared parameters (default: --learning-rate)")
     parser.add_argument("--lr-decay", choices=LEARNING_RATE_DECAYS, default="constant",
                         help="training: Adam at --learning-rate throughout, or cosine-decayed to 0 over all steps")
     parser.add_argument("--predict-samples", type=int, default=50)
@@ -635,6 +655,8 @@ def main(argv=None):
     protocols = args.protocol.split(",")
     if args.kl_x != "correct" and protocols != ["a"]:
         parser.error(f"--kl-x {args.kl_x} is an ablation of protocol (a) only; pass --protocol a")
+    if args.flow_learning_rate is not None and not (np.isfinite(args.flow_learning_rate) and args.flow_learning_rate > 0):
+        parser.error(f"--flow-learning-rate must be a positive number, got {args.flow_learning_rate}")
 
     ml = load_movielens(args.data_dir, split=None, download=False)
     ratings = ratings_matrix(ml.ratings)

@@ -249,3 +249,25 @@ def test_training_learning_rate_decay():
         )
         objective = np.asarray(history.objective)  # training loss (negative bound) per epoch
         assert np.all(np.isfinite(objective)) and objective[-1] < objective[0], use_fit
+
+
+def test_flow_learning_rate_moves_only_the_flow_at_its_own_rate():
+    """--flow-learning-rate: the flow's shared λ get their own Adam; everything else keeps --learning-rate."""
+    from experiments.gplvf_movielens import train_gplvf
+
+    Y = _toy_rows(np.random.default_rng(9), n=30)
+    common = dict(latent_dim=2, num_inducing=5, epochs=4, batch_size=10, learning_rate=0.02, num_samples=2, seed=0)
+    reference, _ = train_gplvf(Y, 2, **common)
+    initial, _ = train_gplvf(Y, 2, **{**common, "epochs": 0})
+    frozen, _ = train_gplvf(Y, 2, flow_learning_rate=1e-12, **common)
+    flow_start = [v.numpy() for v in initial.flow.trainable_variables]
+    # a vanishing flow rate leaves λ at its initial values (Adam's step is at most about the rate) ...
+    for start, v in zip(flow_start, frozen.flow.trainable_variables):
+        np.testing.assert_allclose(v.numpy(), start, atol=1e-10)
+    # ... while the default run moves them, and the local parameters train in both
+    assert max(np.abs(v.numpy() - s).max() for s, v in zip(flow_start, reference.flow.trainable_variables)) > 1e-3
+    assert np.abs(frozen.X_mean.numpy() - initial.X_mean.numpy()).max() > 1e-3
+    with pytest.raises(ValueError, match="flow_learning_rate need the compiled loop"):
+        train_gplvf(Y, 2, flow_learning_rate=0.01, use_fit=True, **common)
+    with pytest.raises(ValueError, match="flow_learning_rate must be"):
+        train_gplvf(Y, 2, flow_learning_rate=-1.0, **common)
