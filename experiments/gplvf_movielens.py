@@ -144,12 +144,27 @@ class LoopHistory:
         return self.objective[-1] if self.objective else float("nan")
 
 
+PARAMETER_GROUPS = ("flow", "local")
+
+
+def parameter_group(model, group: str) -> list:
+    """The variables of a named group: ``"flow"`` the flow's shared λ, ``"local"`` every row's (μ_n, s_n)."""
+    if group == "flow":
+        if getattr(model, "flow", None) is None:
+            raise ValueError("a flow learning rate needs a model with a flow (flow length > 0)")
+        return list(model.flow.trainable_variables)
+    if group == "local":
+        return list(model.X_mean.variables) + list(model.X_var.variables)
+    raise ValueError(f"parameter group must be one of {PARAMETER_GROUPS}, got {group!r}")
+
+
 def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgrad_gamma: float = 0.0,
-                  lr_decay: str = "constant", flow_learning_rate: Optional[float] = None):
+                  lr_decay: str = "constant", group_learning_rates: Optional[Dict[str, float]] = None):
     """Adam over shuffled row minibatches with one compiled step traced once per batch shape.
     ``lr_decay``: ``gpflow_ext.training.decayed_learning_rate`` over ``epochs`` x batches per epoch.
-    ``flow_learning_rate``: a separate Adam (same decay) for the flow's shared parameters λ, which see
-    every minibatch while each row's (μ_n, s_n) moves once per epoch; None: ``learning_rate`` for all.
+    ``group_learning_rates``: e.g. ``{"flow": 1e-3, "local": 0.05}``, a separate Adam (same decay) for
+    each named :func:`parameter_group`; the flow's shared λ see every minibatch while each row's
+    (μ_n, s_n) moves once per epoch. Other variables keep ``learning_rate``.
 
     ``natgrad_gamma > 0``: q(u) = (q_mu, q_sqrt) is instead updated by GPflow's natural-gradient
     step of length gamma (Salimbeni et al. 2018) on each minibatch, then Adam updates everything
@@ -167,25 +182,25 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgr
     num_rows = arrays[0].shape[0]
     batch_size = min(batch_size, num_rows)
     num_batches = num_rows // batch_size  # drop the ragged last batch: one shape, one trace
-    optimizer = gpflow.keras.tf_keras.optimizers.Adam(
-        decayed_learning_rate(learning_rate, lr_decay, epochs * num_batches, name="lr_decay")
-    )
-    flow_optimizer = None
-    if flow_learning_rate is not None:
-        check_positive_number(flow_learning_rate, "flow_learning_rate")
-        if getattr(model, "flow", None) is None:
-            raise ValueError("flow_learning_rate needs a model with a flow (flow length > 0)")
-        flow_optimizer = gpflow.keras.tf_keras.optimizers.Adam(
-            decayed_learning_rate(flow_learning_rate, lr_decay, epochs * num_batches, name="lr_decay")
+
+    def adam(rate):
+        return gpflow.keras.tf_keras.optimizers.Adam(
+            decayed_learning_rate(rate, lr_decay, epochs * num_batches, name="lr_decay")
         )
+
     natgrad = None
     if natgrad_gamma > 0:
         natgrad = gpflow.optimizers.NaturalGradient(gamma=natgrad_gamma)
         gpflow.utilities.set_trainable(model.q_mu, False)
         gpflow.utilities.set_trainable(model.q_sqrt, False)
     variables = model.trainable_variables
-    flow_ids = {id(v) for v in model.flow.trainable_variables} if flow_optimizer is not None else set()
-    in_flow = [id(v) in flow_ids for v in variables]
+    optimizer_of = {}  # id(variable) -> index into optimizers; 0 is the default Adam
+    optimizers = [adam(learning_rate)]
+    for group, rate in (group_learning_rates or {}).items():
+        check_positive_number(rate, f"group_learning_rates[{group!r}]")
+        optimizers.append(adam(rate))
+        optimizer_of.update({id(v): len(optimizers) - 1 for v in parameter_group(model, group)})
+    owner = [optimizer_of.get(id(v), 0) for v in variables]
 
     @tf.function
     def step(batch):
@@ -194,10 +209,8 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgr
         with tf.GradientTape() as tape:
             loss = model.training_loss(batch)
         grads = tape.gradient(loss, variables)
-        pairs = list(zip(grads, variables))
-        optimizer.apply_gradients([p for p, flow in zip(pairs, in_flow) if not flow])
-        if flow_optimizer is not None:
-            flow_optimizer.apply_gradients([p for p, flow in zip(pairs, in_flow) if flow])
+        for index, optimizer in enumerate(optimizers):
+            optimizer.apply_gradients([(g, v) for g, v, o in zip(grads, variables, owner) if o == index])
         return loss
 
     rng = np.random.default_rng(seed)
@@ -253,7 +266,7 @@ def train_gplvf(
     kl_x: str = "correct",
     base_covariance: str = "diagonal",
     lr_decay: str = "constant",
-    flow_learning_rate: Optional[float] = None,
+    group_learning_rates: Optional[Dict[str, float]] = None,
 ):
     if kl_x not in KL_X_CHOICES:
         raise ValueError(f"kl_x must be one of {sorted(KL_X_CHOICES)}, got {kl_x!r}")
@@ -265,8 +278,8 @@ def train_gplvf(
     )
     gpflow.utilities.set_trainable(model.inducing_variable, True)
     if use_fit:
-        if natgrad_gamma or flow_learning_rate is not None:
-            raise ValueError("natgrad_gamma and flow_learning_rate need the compiled loop (use_fit=False)")
+        if natgrad_gamma or group_learning_rates:
+            raise ValueError("natgrad_gamma and group_learning_rates need the compiled loop (use_fit=False)")
         total_steps = epochs * steps_per_epoch(model.num_data, batch_size if batch_size < model.num_data else None)
         history = fit(
             model, model.training_data(), epochs=epochs, batch_size=batch_size,
@@ -277,7 +290,7 @@ def train_gplvf(
         history = compiled_loop(
             model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
             natgrad_gamma=natgrad_gamma, lr_decay=lr_decay,
-            flow_learning_rate=flow_learning_rate if flow_length > 0 else None,
+            group_learning_rates=group_learning_rates,
         )
     return model, history
 
@@ -459,6 +472,14 @@ def split_users(
     return np.sort(shuffled[num_validation_users:]), np.sort(shuffled[:num_validation_users]), rng
 
 
+def group_rates(args, flow_length: int) -> Dict[str, float]:
+    """``group_learning_rates`` of one (a) model from --flow-learning-rate / --local-learning-rate."""
+    rates = {"local": args.local_learning_rate}
+    if flow_length > 0:
+        rates["flow"] = args.flow_learning_rate
+    return {group: rate for group, rate in rates.items() if rate is not None}
+
+
 def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
     train_users, heldout_users, rng = split_users(
         ratings.shape[0], args.num_test_users, args.seed,
@@ -483,7 +504,8 @@ def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
             batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
             seed=train_seed, kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
             logdir=None if args.logdir is None else args.logdir / f"a_{name}", kl_x=args.kl_x,
-            base_covariance=args.base_covariance, lr_decay=args.lr_decay, flow_learning_rate=args.flow_learning_rate,
+            base_covariance=args.base_covariance, lr_decay=args.lr_decay,
+            group_learning_rates=group_rates(args, flow_length),
         )
         x_mean, x_var = model.infer_latent(
             model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.infer_samples,
@@ -609,6 +631,8 @@ def main(argv=None):
     parser.add_argument("--num-samples", type=int, default=2)
     parser.add_argument("--flow-learning-rate", type=float, default=None,
                         help="(a) Adam learning rate of the flow's shared parameters (default: --learning-rate)")
+    parser.add_argument("--local-learning-rate", type=float, default=None,
+                        help="(a) Adam learning rate of every row's q(x_n) parameters (default: --learning-rate)")
     parser.add_argument("--lr-decay", choices=LEARNING_RATE_DECAYS, default="constant",
                         help="training: Adam at --learning-rate throughout, or cosine-decayed to 0 over all steps")
     parser.add_argument("--predict-samples", type=int, default=50)
@@ -655,8 +679,10 @@ def main(argv=None):
     protocols = args.protocol.split(",")
     if args.kl_x != "correct" and protocols != ["a"]:
         parser.error(f"--kl-x {args.kl_x} is an ablation of protocol (a) only; pass --protocol a")
-    if args.flow_learning_rate is not None and not (np.isfinite(args.flow_learning_rate) and args.flow_learning_rate > 0):
-        parser.error(f"--flow-learning-rate must be a positive number, got {args.flow_learning_rate}")
+    for name in ("flow_learning_rate", "local_learning_rate"):
+        rate = getattr(args, name)
+        if rate is not None and not (np.isfinite(rate) and rate > 0):
+            parser.error(f"--{name.replace('_', '-')} must be a positive number, got {rate}")
 
     ml = load_movielens(args.data_dir, split=None, download=False)
     ratings = ratings_matrix(ml.ratings)

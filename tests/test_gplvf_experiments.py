@@ -251,23 +251,35 @@ def test_training_learning_rate_decay():
         assert np.all(np.isfinite(objective)) and objective[-1] < objective[0], use_fit
 
 
-def test_flow_learning_rate_moves_only_the_flow_at_its_own_rate():
-    """--flow-learning-rate: the flow's shared λ get their own Adam; everything else keeps --learning-rate."""
+def test_group_learning_rates_move_each_group_at_its_own_rate():
+    """--flow-learning-rate / --local-learning-rate: the flow's shared λ and the rows' (μ_n, s_n) get their own
+    Adam; everything else keeps --learning-rate."""
     from experiments.gplvf_movielens import train_gplvf
 
     Y = _toy_rows(np.random.default_rng(9), n=30)
     common = dict(latent_dim=2, num_inducing=5, epochs=4, batch_size=10, learning_rate=0.02, num_samples=2, seed=0)
-    reference, _ = train_gplvf(Y, 2, **common)
     initial, _ = train_gplvf(Y, 2, **{**common, "epochs": 0})
-    frozen, _ = train_gplvf(Y, 2, flow_learning_rate=1e-12, **common)
-    flow_start = [v.numpy() for v in initial.flow.trainable_variables]
-    # a vanishing flow rate leaves λ at its initial values (Adam's step is at most about the rate) ...
-    for start, v in zip(flow_start, frozen.flow.trainable_variables):
-        np.testing.assert_allclose(v.numpy(), start, atol=1e-10)
-    # ... while the default run moves them, and the local parameters train in both
-    assert max(np.abs(v.numpy() - s).max() for s, v in zip(flow_start, reference.flow.trainable_variables)) > 1e-3
-    assert np.abs(frozen.X_mean.numpy() - initial.X_mean.numpy()).max() > 1e-3
-    with pytest.raises(ValueError, match="flow_learning_rate need the compiled loop"):
-        train_gplvf(Y, 2, flow_learning_rate=0.01, use_fit=True, **common)
-    with pytest.raises(ValueError, match="flow_learning_rate must be"):
-        train_gplvf(Y, 2, flow_learning_rate=-1.0, **common)
+    reference, _ = train_gplvf(Y, 2, **common)
+    flow_frozen, _ = train_gplvf(Y, 2, group_learning_rates={"flow": 1e-12}, **common)
+    local_frozen, _ = train_gplvf(Y, 2, group_learning_rates={"local": 1e-12}, **common)
+
+    def moved(a, b):
+        return max(np.abs(x.numpy() - y.numpy()).max() for x, y in zip(a, b))
+
+    flow = lambda m: m.flow.trainable_variables  # noqa: E731
+    local = lambda m: [m.X_mean, m.X_var]  # noqa: E731
+    kernel = lambda m: m.kernel.trainable_variables  # noqa: E731
+    # a vanishing rate leaves its group at the initial values (an Adam step is at most about the rate) ...
+    assert moved(flow(flow_frozen), flow(initial)) < 1e-10 and moved(local(local_frozen), local(initial)) < 1e-10
+    # ... while the other groups train, and the default run moves everything
+    assert moved(local(flow_frozen), local(initial)) > 1e-3 and moved(flow(local_frozen), flow(initial)) > 1e-3
+    assert moved(kernel(flow_frozen), kernel(initial)) > 1e-3 and moved(kernel(local_frozen), kernel(initial)) > 1e-3
+    assert moved(flow(reference), flow(initial)) > 1e-3 and moved(local(reference), local(initial)) > 1e-3
+    with pytest.raises(ValueError, match="group_learning_rates need the compiled loop"):
+        train_gplvf(Y, 2, group_learning_rates={"flow": 0.01}, use_fit=True, **common)
+    with pytest.raises(ValueError, match="group_learning_rates\\['flow'\\] must be"):
+        train_gplvf(Y, 2, group_learning_rates={"flow": -1.0}, **common)
+    with pytest.raises(ValueError, match="needs a model with a flow"):
+        train_gplvf(Y, 0, group_learning_rates={"flow": 0.01}, **common)
+    with pytest.raises(ValueError, match="parameter group must be one of"):
+        train_gplvf(Y, 2, group_learning_rates={"kernel": 0.01}, **common)
