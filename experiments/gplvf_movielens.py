@@ -267,16 +267,29 @@ def train_gplvf(
     base_covariance: str = "diagonal",
     lr_decay: str = "constant",
     group_learning_rates: Optional[Dict[str, float]] = None,
+    warm_start: Optional[GPLVF] = None,
+    identity_at_zero: bool = True,
 ):
+    """Build the (a)-(c) model (``flow_length`` planar layers, 0 = Gaussian q(X)) and train it.
+
+    ``warm_start``: a trained Gaussian-q(X) GPLVF on the same data whose parameters (q(x_n) base, Z, kernel,
+    noise, mean, q(u)) the new model starts from; its flow starts near the identity, so training begins at
+    (almost) the warm model's bound and only the flow's extra freedom differs from continuing the warm model.
+    """
     if kl_x not in KL_X_CHOICES:
         raise ValueError(f"kl_x must be one of {sorted(KL_X_CHOICES)}, got {kl_x!r}")
     tf.random.set_seed(seed)
-    flow = planar_flow(flow_length, latent_dim, seed=seed) if flow_length > 0 else None
+    flow = planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero) if flow_length > 0 else None
     model = KL_X_CHOICES[kl_x](
         train, latent_dim, num_inducing, flow=flow, kernel=kernel, num_samples=num_samples, seed=seed,
         base_covariance=base_covariance,
     )
     gpflow.utilities.set_trainable(model.inducing_variable, True)
+    if warm_start is not None:
+        if warm_start.flow is not None:
+            raise ValueError("warm_start must be a Gaussian-q(X) GPLVF (flow=None)")
+        values = {k: v.numpy() for k, v in gpflow.utilities.parameter_dict(warm_start).items()}
+        gpflow.utilities.multiple_assign(model, values)  # shapes are checked by assign
     if use_fit:
         if natgrad_gamma or group_learning_rates:
             raise ValueError("natgrad_gamma and group_learning_rates need the compiled loop (use_fit=False)")
@@ -495,17 +508,25 @@ def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
     # only the initialisation, minibatches and Monte Carlo draws, so models can be compared on one split
     # over several training seeds.
     train_seed = args.seed if args.train_seed is None else args.train_seed
+    common = dict(
+        latent_dim=args.latent_dim, num_inducing=args.num_inducing, batch_size=args.batch_size,
+        learning_rate=args.learning_rate, num_samples=args.num_samples, seed=train_seed, kernel=args.kernel,
+        natgrad_gamma=args.natgrad_gamma, kl_x=args.kl_x, base_covariance=args.base_covariance, lr_decay=args.lr_decay,
+        identity_at_zero=args.planar_constraint == "identity-at-zero",
+    )
+    warm = None
+    if args.warm_start_epochs:
+        # one Gaussian-q(X) model trained --warm-start-epochs; every model below (the Gaussian included, which then
+        # simply continues) starts from it and trains --epochs more, so the flows get no extra training
+        warm, _ = train_gplvf(model_train, 0, epochs=args.warm_start_epochs, group_learning_rates=group_rates(args, 0),
+                              **common)
     results = {}
     for flow_length in args.flows:
         name = "gaussian" if flow_length == 0 else f"planar_{flow_length}"
         start = time.time()
         model, history = train_gplvf(
-            model_train, flow_length, latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs,
-            batch_size=args.batch_size, learning_rate=args.learning_rate, num_samples=args.num_samples,
-            seed=train_seed, kernel=args.kernel, natgrad_gamma=args.natgrad_gamma,
-            logdir=None if args.logdir is None else args.logdir / f"a_{name}", kl_x=args.kl_x,
-            base_covariance=args.base_covariance, lr_decay=args.lr_decay,
-            group_learning_rates=group_rates(args, flow_length),
+            model_train, flow_length, epochs=args.epochs, group_learning_rates=group_rates(args, flow_length),
+            logdir=None if args.logdir is None else args.logdir / f"a_{name}", warm_start=warm, **common,
         )
         x_mean, x_var = model.infer_latent(
             model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.infer_samples,
@@ -631,6 +652,13 @@ def main(argv=None):
     parser.add_argument("--num-samples", type=int, default=2)
     parser.add_argument("--flow-learning-rate", type=float, default=None,
                         help="(a) Adam learning rate of the flow's shared parameters (default: --learning-rate)")
+    parser.add_argument("--planar-constraint", choices=("identity-at-zero", "rezende"), default="identity-at-zero",
+                        help="(a) wᵀû = -1 + softplus(wᵀu + log(e-1)) (small raw parameters = identity) or Rezende and "
+                             "Mohamed's -1 + softplus(wᵀu) (each small layer contracts by 0.69; results before "
+                             "2026-11-25 used it)")
+    parser.add_argument("--warm-start-epochs", type=int, default=0,
+                        help="(a) first train one Gaussian-q(X) model this many epochs; every model then starts from "
+                             "it (flows near the identity) and trains --epochs more")
     parser.add_argument("--local-learning-rate", type=float, default=None,
                         help="(a) Adam learning rate of every row's q(x_n) parameters (default: --learning-rate)")
     parser.add_argument("--lr-decay", choices=LEARNING_RATE_DECAYS, default="constant",
@@ -679,6 +707,8 @@ def main(argv=None):
     protocols = args.protocol.split(",")
     if args.kl_x != "correct" and protocols != ["a"]:
         parser.error(f"--kl-x {args.kl_x} is an ablation of protocol (a) only; pass --protocol a")
+    if args.warm_start_epochs < 0:
+        parser.error(f"--warm-start-epochs must be >= 0, got {args.warm_start_epochs}")
     for name in ("flow_learning_rate", "local_learning_rate"):
         rate = getattr(args, name)
         if rate is not None and not (np.isfinite(rate) and rate > 0):

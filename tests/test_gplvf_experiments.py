@@ -283,3 +283,35 @@ def test_group_learning_rates_move_each_group_at_its_own_rate():
         train_gplvf(Y, 0, group_learning_rates={"flow": 0.01}, **common)
     with pytest.raises(ValueError, match="parameter group must be one of"):
         train_gplvf(Y, 2, group_learning_rates={"kernel": 0.01}, **common)
+
+
+def test_warm_start_copies_the_gaussian_model_into_a_flow_model():
+    """--warm-start-epochs: a flow model built from a trained Gaussian-q(X) model starts with all of its parameters,
+    so its bound starts next to the Gaussian's (the flow starts near the identity)."""
+    import tensorflow as tf
+
+    from experiments.gplvf_movielens import train_gplvf
+
+    Y = _toy_rows(np.random.default_rng(10), n=30)
+    common = dict(latent_dim=2, num_inducing=5, batch_size=10, learning_rate=0.02, num_samples=2, seed=0)
+    warm, _ = train_gplvf(Y, 0, epochs=5, **common)
+    cold, _ = train_gplvf(Y, 3, epochs=0, **common)
+    started, _ = train_gplvf(Y, 3, epochs=0, warm_start=warm, **common)
+    for name in ("X_mean", "X_var", "q_mu", "q_sqrt"):
+        np.testing.assert_allclose(getattr(started, name).numpy(), getattr(warm, name).numpy(), rtol=1e-12, err_msg=name)
+        assert not np.array_equal(getattr(cold, name).numpy(), getattr(warm, name).numpy()), name
+    for part in ("kernel.lengthscales", "kernel.variance", "inducing_variable.Z", "likelihood.variance", "mean_function.c"):
+        a, b = started, warm
+        for attribute in part.split("."):
+            a, b = getattr(a, attribute), getattr(b, attribute)
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, err_msg=part)
+    noise = tf.constant(np.random.default_rng(0).standard_normal((64, 30, 2)))
+    data = warm.training_data()
+    warm_bound = float(warm.elbo_given_base_noise(data, noise))
+    started_bound = float(started.elbo_given_base_noise(data, noise))
+    cold_bound = float(cold.elbo_given_base_noise(data, noise))
+    assert abs(started_bound - warm_bound) < 0.01 * abs(warm_bound - cold_bound)
+    continued, _ = train_gplvf(Y, 3, epochs=2, warm_start=warm, **common)
+    assert np.all(np.isfinite(continued.X_mean.numpy()))
+    with pytest.raises(ValueError, match="warm_start must be a Gaussian-q"):
+        train_gplvf(Y, 3, epochs=0, warm_start=started, **common)

@@ -72,12 +72,14 @@ def _invert_planar(layer, y):
     return y - np.tanh(a + b)[:, None] * u_hat[None]
 
 
-def test_invertibility_for_any_raw_parameters():
+@pytest.mark.parametrize("identity_at_zero", [True, False])
+def test_invertibility_for_any_raw_parameters(identity_at_zero):
     rng = np.random.default_rng(5)
     for trial in range(60):
         q = int(rng.integers(1, 6))
         scale = 10.0 ** rng.uniform(-3, 2)
-        layer = Planar(q, u=scale * rng.standard_normal(q), w=scale * rng.standard_normal(q), b=scale * rng.standard_normal())
+        layer = Planar(q, u=scale * rng.standard_normal(q), w=scale * rng.standard_normal(q), b=scale * rng.standard_normal(),
+                       identity_at_zero=identity_at_zero)
         w_dot_u_hat = float(layer.w.numpy() @ layer.u_hat.numpy())
         assert w_dot_u_hat >= -1.0, (trial, w_dot_u_hat)
         # adversarial raw u: pointing against w
@@ -88,6 +90,19 @@ def test_invertibility_for_any_raw_parameters():
         x_back = _invert_planar(layer, y)
         np.testing.assert_allclose(x_back, x, rtol=1e-6, atol=1e-6)
         assert np.all(np.isfinite(layer.forward_log_det_jacobian(x, event_ndims=1).numpy()))
+
+
+def test_small_raw_parameters_give_the_identity_only_with_the_shifted_constraint():
+    """m(0) = 0: a 50-layer flow at the default init_scale barely moves N(0, I) samples; Rezende and Mohamed's
+    m(0) = log 2 - 1 makes each tiny layer a contraction by 1 + m(0) = log 2 along w (log-det log(log 2) each)."""
+    x = tf.constant(np.random.default_rng(6).standard_normal((500, 10)))
+    y, log_det = flow_forward_and_log_det(planar_flow(50, 10, seed=0), x)
+    assert np.abs(log_det.numpy()).max() < 0.05 and np.abs((y - x).numpy()).max() < 0.05
+    tiny = dict(init_scale=1e-4, seed=0)
+    _, log_det_rezende = flow_forward_and_log_det(planar_flow(50, 10, identity_at_zero=False, **tiny), x)
+    np.testing.assert_allclose(log_det_rezende.numpy(), 50 * np.log(np.log(2.0) + 1e-4), rtol=1e-3)
+    _, log_det_shifted = flow_forward_and_log_det(planar_flow(50, 10, **tiny), x)
+    np.testing.assert_allclose(log_det_shifted.numpy(), 50 * np.log(1.0 + 1e-4), rtol=1e-3)
 
 
 def test_constrained_u_keeps_valid_u_direction_and_gradients_finite():
