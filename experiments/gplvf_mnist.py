@@ -60,9 +60,9 @@ def mean_imputation_rmse(images: np.ndarray, observed_input: np.ndarray) -> floa
 
 
 def train(observed_input, flow_length, *, latent_dim, num_inducing, epochs, batch_size, learning_rate, seed,
-          num_samples=1):
+          num_samples=1, identity_at_zero=True):
     tf.random.set_seed(seed)
-    flow = planar_flow(flow_length, latent_dim, seed=seed) if flow_length else None
+    flow = planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero) if flow_length else None
     model = GPLVF(observed_input, latent_dim, num_inducing, flow=flow, num_samples=num_samples, seed=seed,
                   noise_variance=0.02)
     history = compiled_loop(model, model.training_data(), epochs=epochs, batch_size=batch_size,
@@ -149,7 +149,8 @@ def save_figures(figures, figure_dir: Optional[Path], logdir: Optional[Path], pr
 
 
 def run(images, side, *, flow_length, latent_dim, num_inducing, epochs, batch_size, learning_rate, seed,
-        missing_fraction=0.4, figure_dir=None, logdir=None, prefix="gplvf_mnist") -> Dict[str, float]:
+        missing_fraction=0.4, figure_dir=None, logdir=None, prefix="gplvf_mnist",
+        identity_at_zero=True) -> Dict[str, float]:
     observed_input = drop_pixels(images, missing_fraction, seed)
     results = {"mean_imputation_rmse": mean_imputation_rmse(images, observed_input),
                "missing_fraction": float(np.isnan(observed_input).mean()), "num_rows": int(images.shape[0])}
@@ -157,7 +158,8 @@ def run(images, side, *, flow_length, latent_dim, num_inducing, epochs, batch_si
     for name, length in (("gaussian", 0), ("flow", flow_length)):
         start = time.time()
         model, history = train(observed_input, length, latent_dim=latent_dim, num_inducing=num_inducing,
-                               epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed)
+                               epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
+                               identity_at_zero=identity_at_zero)
         models[name] = model
         results[f"{name}_imputation_rmse"] = imputation_rmse(model, images, observed_input)
         results[f"{name}_seconds_per_epoch"] = history.median_seconds_per_epoch()
@@ -200,6 +202,9 @@ def main(argv=None):
     parser.add_argument("--missing-fraction", type=float, default=0.4)
     parser.add_argument("--figure-dir", type=Path, default=None)
     parser.add_argument("--small", action="store_true", help="200 digits, 2 epochs (tests)")
+    parser.add_argument("--planar-constraint", choices=("identity-at-zero", "rezende"), default="identity-at-zero",
+                        help="planar layers' wᵀû map (see gpflow_ext.bijectors.Planar); results before 2026-11-25 "
+                             "used rezende")
     args = parser.parse_args(argv)
     from gpflow_ext.data import load_mnist
 
@@ -210,7 +215,8 @@ def main(argv=None):
     epochs = args.epochs if args.epochs is not None else (2 if args.small else 200)
     results = run(images, 14, flow_length=args.flow_length, latent_dim=2, num_inducing=args.num_inducing,
                   epochs=epochs, batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed,
-                  missing_fraction=args.missing_fraction, figure_dir=args.figure_dir, logdir=args.logdir)
+                  missing_fraction=args.missing_fraction, figure_dir=args.figure_dir, logdir=args.logdir,
+                  identity_at_zero=args.planar_constraint == "identity-at-zero")
     results["epochs"] = epochs
     print_table(
         [{"method": "mean imputation", "RMSE": results["mean_imputation_rmse"]},
