@@ -245,7 +245,15 @@ class BaseGaussianKLAblation(GPLVF):
         return x, gaussian_kl_to_standard_normal(x_mean, x_var)  # [B]
 
 
-KL_X_CHOICES = {"correct": GPLVF, "base-gaussian-ablation": BaseGaussianKLAblation}
+def plain_monte_carlo_gplvf(*args, flow=None, **kwargs) -> GPLVF:
+    """GPLVF whose flow KL is estimated with every term by Monte Carlo (``kl_x="monte_carlo_plain"``), as in the
+    results recorded before 2026-11-25; the Gaussian q(X) keeps its closed form."""
+    return GPLVF(*args, flow=flow, kl_x="auto" if flow is None else "monte_carlo_plain", **kwargs)
+
+
+KL_X_CHOICES = {
+    "correct": GPLVF, "plain-monte-carlo": plain_monte_carlo_gplvf, "base-gaussian-ablation": BaseGaussianKLAblation,
+}
 
 
 def train_gplvf(
@@ -692,7 +700,9 @@ def main(argv=None):
     parser.add_argument("--gpy-timeout", type=float, default=3000.0, help="seconds before the GPy subprocess is stopped")
     parser.add_argument("--figure-dir", type=Path, default=None)
     parser.add_argument("--kl-x", choices=sorted(KL_X_CHOICES), default="correct",
-                        help="(a) KL(q(x)||p(x)) term: 'correct' (GPLVF's) or the biased base-Gaussian ablation")
+                        help="(a) KL(q(x)||p(x)) term: 'correct' (GPLVF's: base KL in closed form + Monte Carlo flow "
+                             "correction), 'plain-monte-carlo' (every term by Monte Carlo, as before 2026-11-25) or "
+                             "the biased base-Gaussian ablation")
     parser.add_argument("--base-covariance", choices=BASE_COVARIANCES, default="diagonal",
                         help="q(x_n)'s base Gaussian: N(mu_n, diag s_n) or the paper's N(mu_n, s_n I) (eq. 2, 4)")
     parser.add_argument("--small", action="store_true", help="small slice, few epochs (tests)")

@@ -315,3 +315,15 @@ def test_warm_start_copies_the_gaussian_model_into_a_flow_model():
     assert np.all(np.isfinite(continued.X_mean.numpy()))
     with pytest.raises(ValueError, match="warm_start must be a Gaussian-q"):
         train_gplvf(Y, 3, epochs=0, warm_start=started, **common)
+
+
+def test_plain_monte_carlo_choice_builds_the_old_estimator_for_flows_only():
+    from experiments.gplvf_movielens import KL_X_CHOICES
+
+    Y = _toy_rows(np.random.default_rng(11), n=12)
+    from gpflow_ext.bijectors import planar_flow
+
+    build = KL_X_CHOICES["plain-monte-carlo"]
+    assert build(Y, 2, 4, flow=planar_flow(2, 2)).kl_x == "monte_carlo_plain"
+    assert build(Y, 2, 4).kl_x == "analytic"
+    assert KL_X_CHOICES["correct"](Y, 2, 4, flow=planar_flow(2, 2)).kl_x == "monte_carlo"

@@ -239,14 +239,26 @@ def gaussian_kl_to_standard_normal(x_mean, x_var) -> tf.Tensor:
     "return[0]: [S, N, Q]",
     "return[1]: [N]",
 )
-def flow_kl_to_standard_normal(flow, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
-    """Samples x = g(μ + √s ε) of q(x_n) (eq. 4) and the MC estimate of KL(q(x_n) ‖ N(0, I)).
+def flow_kl_to_standard_normal(
+    flow, x_mean, x_var, base_noise, base_in_closed_form: bool = True
+) -> Tuple[tf.Tensor, tf.Tensor]:
+    """Samples x = g(μ + √s ε) of q(x_n) (eq. 4) and a Monte Carlo estimate of KL(q(x_n) ‖ N(0, I)).
 
-    KL ≈ 1/S Σ_s [log N(x⁰_s; μ, s) - log|det ∂g/∂x⁰|(x⁰_s) - log N(g(x⁰_s); 0, I)],
-    an unbiased estimator of the KL of the *flowed* density (not of the base Gaussian).
+    ``base_in_closed_form=False``, the plain estimator:
+    KL ≈ 1/S Σ_s [log N(x⁰_s; μ, s) - log|det ∂g/∂x⁰|(x⁰_s) - log N(g(x⁰_s); 0, I)].
+
+    ``base_in_closed_form=True`` (default) splits the same expectation as
+    KL = KL(N(μ, s) ‖ N(0, I)) + E_{x⁰}[½‖g(x⁰)‖² - ½‖x⁰‖² - log|det ∂g/∂x⁰|(x⁰)],
+    with the base Gaussian's KL (A.5) in closed form and only the flow's correction by Monte Carlo.
+    Both are unbiased for the KL of the *flowed* density (not of the base Gaussian). The split one is
+    exact for the identity flow and has a small variance near it (the correction vanishes with the
+    flow), where the plain one carries the full noise of log N(x⁰; μ, s) - log N(x⁰; 0, I).
     """
     x0 = x_mean + tf.sqrt(x_var) * base_noise  # [S, N, Q]
     x, log_det = flow_forward_and_log_det(flow, x0)  # [S, N, Q], [S, N]
+    if base_in_closed_form:
+        correction = 0.5 * tf.reduce_sum(tf.square(x) - tf.square(x0), axis=-1) - log_det  # [S, N]
+        return x, gaussian_kl_to_standard_normal(x_mean, x_var) + tf.reduce_mean(correction, axis=0)
     log_q0 = -0.5 * tf.reduce_sum(
         LOG_2PI + tf.math.log(x_var) + tf.square(base_noise), axis=-1
     )  # [S, N]
@@ -254,6 +266,8 @@ def flow_kl_to_standard_normal(flow, x_mean, x_var, base_noise) -> Tuple[tf.Tens
     log_prior = -0.5 * tf.reduce_sum(LOG_2PI + tf.square(x), axis=-1)  # [S, N]
     return x, tf.reduce_mean(log_q - log_prior, axis=0)  # [S, N, Q], [N]
 
+
+KL_X_ESTIMATORS = ("auto", "analytic", "monte_carlo", "monte_carlo_plain")
 
 KERNEL_NAMES = ("se", "linear", "se+linear")
 
@@ -321,6 +335,10 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     from a tf_keras network applied to the masked row instead (amortised inference).
     ``base_covariance``: ``"diagonal"`` (default, N(μ_n, diag s_n)) or ``"isotropic"`` (the paper's
     N(μ_n, s_n I_Q), eq. 2 and 4: one variance per row, ``X_var`` of shape [N, 1]).
+    ``kl_x``: how KL(q(x_n) ‖ p(x_n)) is computed (:func:`flow_kl_to_standard_normal`): ``"auto"`` (closed
+    form without a flow, else ``"monte_carlo"``), ``"analytic"`` (flow=None only), ``"monte_carlo"`` (the base
+    Gaussian's KL in closed form plus a Monte Carlo flow correction) or ``"monte_carlo_plain"`` (every term by
+    Monte Carlo; flow results recorded before 2026-11-25 used it).
     """
 
     def __init__(
@@ -351,8 +369,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         for arg, value in (("latent_dim", latent_dim), ("num_inducing", num_inducing), ("num_samples", num_samples)):
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{arg} must be a positive integer, got {value!r}")
-        if kl_x not in ("auto", "analytic", "monte_carlo"):
-            raise ValueError(f"kl_x must be 'auto', 'analytic' or 'monte_carlo', got {kl_x!r}")
+        if kl_x not in KL_X_ESTIMATORS:
+            raise ValueError(f"kl_x must be one of {KL_X_ESTIMATORS}, got {kl_x!r}")
         if kl_x == "analytic" and flow is not None:
             raise ValueError("kl_x='analytic' needs flow=None: with a flow KL(q(x)||p(x)) has no closed form")
         if flow is not None and not isinstance(flow, tfp.bijectors.Bijector):
@@ -484,7 +502,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
     def latent_samples_and_kl(self, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         """x ~ q(x_n) [S, B, Q] and KL(q(x_n) ‖ p(x_n)) [B] (closed form for a Gaussian q if kl_x='analytic')."""
-        x, kl_mc = flow_kl_to_standard_normal(self.flow, x_mean, x_var, base_noise)
+        x, kl_mc = flow_kl_to_standard_normal(
+            self.flow, x_mean, x_var, base_noise, base_in_closed_form=self.kl_x != "monte_carlo_plain"
+        )
         if self.kl_x == "analytic":
             return x, gaussian_kl_to_standard_normal(x_mean, x_var)
         return x, kl_mc
