@@ -27,6 +27,19 @@ def base_parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def add_planar_constraint_argument(parser: argparse.ArgumentParser) -> None:
+    """``--planar-constraint``: the planar layers' wᵀû map (``gpflow_ext.bijectors.Planar(identity_at_zero=)``)."""
+    parser.add_argument("--planar-constraint", choices=("identity-at-zero", "rezende"), default="identity-at-zero",
+                        help="planar layers' wᵀû = -1 + softplus(wᵀu + log(e-1)) (small raw parameters = identity) or "
+                             "Rezende and Mohamed's -1 + softplus(wᵀu) (each small layer contracts by 0.69; GPLVF "
+                             "results before 2026-11-25 used it)")
+
+
+def planar_identity_at_zero(args: argparse.Namespace) -> bool:
+    """``Planar(identity_at_zero=)`` from the ``--planar-constraint`` of :func:`add_planar_constraint_argument`."""
+    return args.planar_constraint == "identity-at-zero"
+
+
 def write_results(results: Mapping[str, Any], output: Optional[Path]) -> None:
     """Write ``results`` as JSON (if ``output`` is given) and say where."""
     if output is None:

@@ -24,7 +24,9 @@ from typing import Dict, Optional
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first
-from experiments.common import as_builtin, base_parser, print_table, write_results  # noqa: E402
+from experiments.common import (  # noqa: E402
+    add_planar_constraint_argument, as_builtin, base_parser, planar_identity_at_zero, print_table, write_results,
+)
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -202,9 +204,7 @@ def main(argv=None):
     parser.add_argument("--missing-fraction", type=float, default=0.4)
     parser.add_argument("--figure-dir", type=Path, default=None)
     parser.add_argument("--small", action="store_true", help="200 digits, 2 epochs (tests)")
-    parser.add_argument("--planar-constraint", choices=("identity-at-zero", "rezende"), default="identity-at-zero",
-                        help="planar layers' wᵀû map (see gpflow_ext.bijectors.Planar); results before 2026-11-25 "
-                             "used rezende")
+    add_planar_constraint_argument(parser)
     args = parser.parse_args(argv)
     from gpflow_ext.data import load_mnist
 
@@ -216,7 +216,7 @@ def main(argv=None):
     results = run(images, 14, flow_length=args.flow_length, latent_dim=2, num_inducing=args.num_inducing,
                   epochs=epochs, batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed,
                   missing_fraction=args.missing_fraction, figure_dir=args.figure_dir, logdir=args.logdir,
-                  identity_at_zero=args.planar_constraint == "identity-at-zero")
+                  identity_at_zero=planar_identity_at_zero(args))
     results["epochs"] = epochs
     print_table(
         [{"method": "mean imputation", "RMSE": results["mean_imputation_rmse"]},

@@ -56,7 +56,10 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first, as a script too
-from experiments.common import REPO, arguments_record, base_parser, print_table, write_results  # noqa: E402
+from experiments.common import (  # noqa: E402
+    REPO, add_planar_constraint_argument, arguments_record, base_parser, planar_identity_at_zero, print_table,
+    write_results,
+)
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -520,7 +523,7 @@ def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
         latent_dim=args.latent_dim, num_inducing=args.num_inducing, batch_size=args.batch_size,
         learning_rate=args.learning_rate, num_samples=args.num_samples, seed=train_seed, kernel=args.kernel,
         natgrad_gamma=args.natgrad_gamma, kl_x=args.kl_x, base_covariance=args.base_covariance, lr_decay=args.lr_decay,
-        identity_at_zero=args.planar_constraint == "identity-at-zero",
+        identity_at_zero=planar_identity_at_zero(args),
     )
     warm = None
     if args.warm_start_epochs:
@@ -660,10 +663,7 @@ def main(argv=None):
     parser.add_argument("--num-samples", type=int, default=2)
     parser.add_argument("--flow-learning-rate", type=float, default=None,
                         help="(a) Adam learning rate of the flow's shared parameters (default: --learning-rate)")
-    parser.add_argument("--planar-constraint", choices=("identity-at-zero", "rezende"), default="identity-at-zero",
-                        help="(a) wᵀû = -1 + softplus(wᵀu + log(e-1)) (small raw parameters = identity) or Rezende and "
-                             "Mohamed's -1 + softplus(wᵀu) (each small layer contracts by 0.69; results before "
-                             "2026-11-25 used it)")
+    add_planar_constraint_argument(parser)
     parser.add_argument("--warm-start-epochs", type=int, default=0,
                         help="(a) first train one Gaussian-q(X) model this many epochs; every model then starts from "
                              "it (flows near the identity) and trains --epochs more")

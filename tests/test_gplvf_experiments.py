@@ -327,3 +327,14 @@ def test_plain_monte_carlo_choice_builds_the_old_estimator_for_flows_only():
     assert build(Y, 2, 4, flow=planar_flow(2, 2)).kl_x == "monte_carlo_plain"
     assert build(Y, 2, 4).kl_x == "analytic"
     assert KL_X_CHOICES["correct"](Y, 2, 4, flow=planar_flow(2, 2)).kl_x == "monte_carlo"
+
+
+def test_planar_constraint_argument_in_both_gplvf_scripts():
+    from experiments.common import add_planar_constraint_argument, base_parser, planar_identity_at_zero
+
+    parser = base_parser("x")
+    add_planar_constraint_argument(parser)
+    assert planar_identity_at_zero(parser.parse_args([]))
+    assert not planar_identity_at_zero(parser.parse_args(["--planar-constraint", "rezende"]))
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--planar-constraint", "other"])
