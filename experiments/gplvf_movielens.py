@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -74,7 +74,7 @@ from gpflow_ext.models import GPLVF  # noqa: E402
 from gpflow_ext.models.gplvf import (  # noqa: E402
     BASE_COVARIANCES, KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal,
 )
-from gpflow_ext.training import LEARNING_RATE_DECAYS, decayed_learning_rate, fit  # noqa: E402
+from gpflow_ext.training import LEARNING_RATE_DECAYS, adam_by_group, decayed_learning_rate, fit  # noqa: E402
 from gpflow_ext.training.checks import check_positive_number  # noqa: E402
 from gpflow_ext.training.data import steps_per_epoch  # noqa: E402
 
@@ -147,18 +147,16 @@ class LoopHistory:
         return self.objective[-1] if self.objective else float("nan")
 
 
-PARAMETER_GROUPS = ("flow", "local")
-
-
-def parameter_group(model, group: str) -> list:
-    """The variables of a named group: ``"flow"`` the flow's shared λ, ``"local"`` every row's (μ_n, s_n)."""
-    if group == "flow":
-        if getattr(model, "flow", None) is None:
-            raise ValueError("a flow learning rate needs a model with a flow (flow length > 0)")
-        return list(model.flow.trainable_variables)
-    if group == "local":
-        return list(model.X_mean.variables) + list(model.X_var.variables)
-    raise ValueError(f"parameter group must be one of {PARAMETER_GROUPS}, got {group!r}")
+def grouped_adam(model, group_learning_rates: Optional[Dict[str, float]], decayed: Callable, learning_rate: float):
+    """One Adam per group of ``model.parameter_groups()``; ``decayed`` maps a base rate to its schedule.
+    A rate for the flow of a model without one is an error (the group is empty)."""
+    groups = model.parameter_groups()
+    rates = dict(group_learning_rates or {})
+    for group, rate in rates.items():
+        check_positive_number(rate, f"group_learning_rates[{group!r}]")
+        if group in groups and not groups[group]:
+            raise ValueError(f"a {group} learning rate needs a model with a {group} group (flow length > 0)")
+    return adam_by_group(groups, {g: decayed(r) for g, r in rates.items()}, decayed(learning_rate))
 
 
 def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgrad_gamma: float = 0.0,
@@ -166,8 +164,9 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgr
     """Adam over shuffled row minibatches with one compiled step traced once per batch shape.
     ``lr_decay``: ``gpflow_ext.training.decayed_learning_rate`` over ``epochs`` x batches per epoch.
     ``group_learning_rates``: e.g. ``{"flow": 1e-3, "local": 0.05}``, a separate Adam (same decay) for
-    each named :func:`parameter_group`; the flow's shared λ see every minibatch while each row's
-    (μ_n, s_n) moves once per epoch. Other variables keep ``learning_rate``.
+    each named group of :meth:`GPLVF.parameter_groups` (``gpflow_ext.training.adam_by_group``); the flow's
+    shared λ see every minibatch while each row's (μ_n, s_n) moves once per epoch. Other groups keep
+    ``learning_rate``.
 
     ``natgrad_gamma > 0``: q(u) = (q_mu, q_sqrt) is instead updated by GPflow's natural-gradient
     step of length gamma (Salimbeni et al. 2018) on each minibatch, then Adam updates everything
@@ -186,10 +185,8 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgr
     batch_size = min(batch_size, num_rows)
     num_batches = num_rows // batch_size  # drop the ragged last batch: one shape, one trace
 
-    def adam(rate):
-        return gpflow.keras.tf_keras.optimizers.Adam(
-            decayed_learning_rate(rate, lr_decay, epochs * num_batches, name="lr_decay")
-        )
+    def decayed(rate):
+        return decayed_learning_rate(rate, lr_decay, epochs * num_batches, name="lr_decay")
 
     natgrad = None
     if natgrad_gamma > 0:
@@ -197,13 +194,7 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgr
         gpflow.utilities.set_trainable(model.q_mu, False)
         gpflow.utilities.set_trainable(model.q_sqrt, False)
     variables = model.trainable_variables
-    optimizer_of = {}  # id(variable) -> index into optimizers; 0 is the default Adam
-    optimizers = [adam(learning_rate)]
-    for group, rate in (group_learning_rates or {}).items():
-        check_positive_number(rate, f"group_learning_rates[{group!r}]")
-        optimizers.append(adam(rate))
-        optimizer_of.update({id(v): len(optimizers) - 1 for v in parameter_group(model, group)})
-    owner = [optimizer_of.get(id(v), 0) for v in variables]
+    optimizer = grouped_adam(model, group_learning_rates, decayed, learning_rate)
 
     @tf.function
     def step(batch):
@@ -211,9 +202,7 @@ def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgr
             natgrad.minimize(lambda: model.training_loss(batch), [(model.q_mu, model.q_sqrt)])
         with tf.GradientTape() as tape:
             loss = model.training_loss(batch)
-        grads = tape.gradient(loss, variables)
-        for index, optimizer in enumerate(optimizers):
-            optimizer.apply_gradients([(g, v) for g, v, o in zip(grads, variables, owner) if o == index])
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return loss
 
     rng = np.random.default_rng(seed)
@@ -302,12 +291,16 @@ def train_gplvf(
         values = {k: v.numpy() for k, v in gpflow.utilities.parameter_dict(warm_start).items()}
         gpflow.utilities.multiple_assign(model, values)  # shapes are checked by assign
     if use_fit:
-        if natgrad_gamma or group_learning_rates:
-            raise ValueError("natgrad_gamma and group_learning_rates need the compiled loop (use_fit=False)")
+        if natgrad_gamma:
+            raise ValueError("natgrad_gamma needs the compiled loop (use_fit=False)")
         total_steps = epochs * steps_per_epoch(model.num_data, batch_size if batch_size < model.num_data else None)
+
+        def decayed(rate):
+            return decayed_learning_rate(rate, lr_decay, total_steps, name="lr_decay")
+
         history = fit(
             model, model.training_data(), epochs=epochs, batch_size=batch_size,
-            learning_rate=decayed_learning_rate(learning_rate, lr_decay, total_steps, name="lr_decay"),
+            optimizer=grouped_adam(model, group_learning_rates, decayed, learning_rate),
             seed=seed, logdir=None if logdir is None else str(logdir), progress=False,
         )
     else:

@@ -10,7 +10,7 @@ from gpflow.probability_distributions import DiagonalGaussian
 
 from gpflow_ext.bijectors import flow_forward_and_log_det, planar_flow
 from gpflow_ext.models import GPLVF
-from gpflow_ext.training import fit
+from gpflow_ext.training import adam_by_group, fit
 from gpflow_ext.models.gplvf import (
     KERNEL_NAMES,
     conditional_at_pairs,
@@ -486,6 +486,38 @@ def test_trains_with_the_shared_fit_loop():
     model = GPLVF(Y, 2, 5, flow=planar_flow(1, 2))
     history = fit(model, model.training_data(), epochs=3, batch_size=10, learning_rate=0.02, progress=False)
     assert len(history.objective) == 3 and np.all(np.isfinite(history.objective))
+
+
+
+@pytest.mark.parametrize("flow_length, encoder", [(0, None), (2, None), (1, True)])
+def test_parameter_groups_split_the_trainable_variables_exactly_once(flow_length, encoder):
+    Y = _toy(np.random.default_rng(101), 20, 4, 2, missing=0.2)
+    model = GPLVF(Y, 2, 5, flow=planar_flow(flow_length, 2) if flow_length else None, encoder=encoder)
+    groups = model.parameter_groups()
+    assert list(groups) == ["flow", "local", "global"]
+    grouped = [v.ref() for g in groups.values() for v in g]
+    assert len(grouped) == len(set(grouped)) and set(grouped) == {v.ref() for v in model.trainable_variables}
+    refs = {name: {v.ref() for v in g} for name, g in groups.items()}
+    assert refs["flow"] == ({v.ref() for v in model.flow.trainable_variables} if flow_length else set())
+    assert {model.X_mean.unconstrained_variable.ref(), model.X_var.unconstrained_variable.ref()} <= refs["local"]
+    if encoder:
+        assert {v.ref() for v in model.encoder.trainable_variables} <= refs["local"]
+    for parameter in (model.kernel.lengthscales, model.likelihood.variance, model.q_mu, model.q_sqrt,
+                      model.inducing_variable.Z):
+        assert (parameter.unconstrained_variable.ref() in refs["global"]) == parameter.trainable
+
+
+def test_a_vanishing_group_rate_in_fit_freezes_exactly_that_group():
+    """adam_by_group(model.parameter_groups(), ...) through the shared fit loop: the flow at 1e-12 stays put
+    (an Adam step is at most about its rate) while the local and global groups train at the default rate."""
+    Y = _toy(np.random.default_rng(102), 30, 4, 2, missing=0.3)
+    model = GPLVF(Y, 2, 5, flow=planar_flow(2, 2))
+    before = {name: [v.numpy().copy() for v in g] for name, g in model.parameter_groups().items()}
+    optimizer = adam_by_group(model.parameter_groups(), {"flow": 1e-12}, 0.02)
+    fit(model, model.training_data(), epochs=3, batch_size=10, optimizer=optimizer, progress=False)
+    moved = {name: max(np.abs(v.numpy() - b).max() for v, b in zip(g, before[name]))
+             for name, g in model.parameter_groups().items()}
+    assert moved["flow"] < 1e-10 and moved["local"] > 1e-3 and moved["global"] > 1e-3, moved
 
 
 # ------------------------------------------------------------------------------- named kernels

@@ -26,7 +26,7 @@ the same samples with the flow's log-det:
 log q(x) = log N(x⁰; μ, s) - Σ_k log|det ∂g_k/∂x^{(k-1)}|  (eq. 4), never the base-Gaussian KL.
 KL(q(u_d)‖p(u_d)) is closed form (``gpflow.kullback_leiblers.prior_kl``).
 """
-from typing import Callable, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import scipy.sparse
@@ -474,6 +474,32 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
             self._mask.astype(np.float64),
             np.arange(self.num_data, dtype=np.int64),
         )
+
+    def parameter_groups(self) -> Dict[str, List[tf.Variable]]:
+        """The trainable variables split into three disjoint named groups, for per-group learning rates
+        (``gpflow_ext.training.adam_by_group(model.parameter_groups(), {"flow": 1e-3}, 0.01)``):
+
+        * ``"flow"``: the flow's parameters λ, shared by every row (empty without a flow);
+        * ``"local"``: the per-row base Gaussians (μ_n, s_n), or the encoder's weights when q(x_n) is amortised;
+          each row's own parameters move only when its row is in the minibatch;
+        * ``"global"``: everything else (Z, kernel, noise, mean function, q(u)).
+
+        Together they hold each trainable variable exactly once (checked).
+        """
+        trainable = self.trainable_variables
+        flow = list(self.flow.trainable_variables) if self.flow is not None else []
+        local = list(self.X_mean.variables) + list(self.X_var.variables)
+        if self.encoder is not None:
+            local += list(self.encoder.trainable_variables)
+        named = {v.ref() for v in flow + local}
+        groups = {
+            "flow": [v for v in trainable if v.ref() in {f.ref() for f in flow}],
+            "local": [v for v in trainable if v.ref() in {x.ref() for x in local}],
+            "global": [v for v in trainable if v.ref() not in named],
+        }
+        if sum(len(g) for g in groups.values()) != len(trainable):  # a variable in two groups
+            raise RuntimeError("parameter_groups: the flow, local and global groups overlap")
+        return groups
 
     # ------------------------------------------------------------------ q(x_n)
     def local_parameters(self, values, mask, row_index) -> Tuple[tf.Tensor, tf.Tensor]:

@@ -3,8 +3,8 @@ from .checks import NonFiniteObjectiveError
 from .data import ArrayData, minibatch_dataset
 from .fit import fit
 from .history import History
-from .optimizers import GroupedOptimizer
+from .optimizers import GroupedOptimizer, adam_by_group
 from .schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
 
 __all__ = ["fit", "History", "NonFiniteObjectiveError", "ArrayData", "minibatch_dataset", "GroupedOptimizer",
-           "LEARNING_RATE_DECAYS", "decayed_learning_rate"]
+           "adam_by_group", "LEARNING_RATE_DECAYS", "decayed_learning_rate"]

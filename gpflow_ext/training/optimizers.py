@@ -5,13 +5,14 @@ Adam learning rate for a deep kernel's network weights and a larger one for the 
 variational parameters and hyperparameters (SV-DKL's joint stage, ``pretrain_and_fit``'s
 ``joint_gp_learning_rate``). tf_keras has no such class (TensorFlow Addons' ``MultiOptimizer``
 is no longer maintained), so this one is a small ``tf.Module``: checkpoints made by ``fit`` hold
-every inner optimizer's slots.
+every inner optimizer's slots. :func:`adam_by_group` builds one from named variable groups, e.g. a
+model's ``parameter_groups()`` (:meth:`gpflow_ext.models.GPLVF.parameter_groups`), and a rate per name.
 """
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
-__all__ = ["GroupedOptimizer"]
+__all__ = ["GroupedOptimizer", "adam_by_group"]
 
 
 class GroupedOptimizer(tf.Module):
@@ -70,3 +71,47 @@ class GroupedOptimizer(tf.Module):
         for optimizer, positions in zip(self.optimizers, self._split([v for _, v in pairs])):
             if positions:
                 optimizer.apply_gradients([pairs[p] for p in positions])
+
+
+def _check_rate(rate: Any, name: str) -> None:
+    """A learning rate is a positive finite number or a tf_keras LearningRateSchedule."""
+    from gpflow.keras import tf_keras
+
+    if isinstance(rate, tf_keras.optimizers.schedules.LearningRateSchedule):
+        return
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not (0.0 < float(rate) < float("inf")):
+        raise ValueError(f"{name} must be a positive finite number or a LearningRateSchedule, got {rate!r}")
+
+
+def adam_by_group(
+    groups: Mapping[str, Sequence[tf.Variable]],
+    learning_rates: Mapping[str, Any],
+    default_learning_rate: Any,
+) -> GroupedOptimizer:
+    """A :class:`GroupedOptimizer` with one tf_keras Adam per named group of variables.
+
+    ``adam_by_group(model.parameter_groups(), {"flow": 1e-3}, 0.01)``: the groups named in
+    ``learning_rates`` get their own rate, every other group ``default_learning_rate`` (numbers or
+    tf_keras ``LearningRateSchedule``). ``groups`` must not share a variable (each variable's gradient
+    goes to exactly one Adam); empty groups are skipped. A name in ``learning_rates`` that is not in
+    ``groups`` is an error (a rate for a group the model does not have would silently do nothing).
+    Pass the result to :func:`gpflow_ext.training.fit` as ``optimizer=``.
+    """
+    from gpflow.keras import tf_keras
+
+    if not isinstance(groups, Mapping) or not groups:
+        raise ValueError(f"groups must be a non-empty mapping name -> variables, got {groups!r}")
+    if not isinstance(learning_rates, Mapping):
+        raise TypeError(f"learning_rates must be a mapping group name -> rate, got {type(learning_rates).__name__}")
+    unknown = sorted(set(learning_rates) - set(groups))
+    if unknown:
+        raise ValueError(f"learning_rates names groups {unknown} that are not among the groups {sorted(groups)}")
+    _check_rate(default_learning_rate, "default_learning_rate")
+    for name, rate in learning_rates.items():
+        _check_rate(rate, f"learning_rates[{name!r}]")
+    pairs = [
+        (tf_keras.optimizers.Adam(learning_rates.get(name, default_learning_rate), name=f"adam_{name}"), list(variables))
+        for name, variables in groups.items()
+        if len(variables)
+    ]
+    return GroupedOptimizer(pairs)

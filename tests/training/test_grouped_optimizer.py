@@ -5,7 +5,7 @@ import tensorflow as tf
 
 import gpflow
 from gpflow.keras import tf_keras
-from gpflow_ext.training import GroupedOptimizer, fit
+from gpflow_ext.training import GroupedOptimizer, adam_by_group, fit
 
 
 def test_each_group_takes_its_own_sgd_step():
@@ -70,3 +70,29 @@ def test_bad_groups_are_named():
     optimizer = GroupedOptimizer([(tf_keras.optimizers.SGD(0.1), [a])])
     with pytest.raises(ValueError, match="is in no group"):
         optimizer.build([a, b])
+
+
+def test_adam_by_group_gives_named_groups_their_rates_and_names_bad_ones():
+    a = tf.Variable([1.0, -2.0], dtype=tf.float64)
+    b = tf.Variable(3.0, dtype=tf.float64)
+    c = tf.Variable(0.5, dtype=tf.float64)
+    schedule = tf_keras.optimizers.schedules.ExponentialDecay(0.3, 10, 0.5)
+    optimizer = adam_by_group({"first": [a], "second": [b], "empty": [], "third": [c]}, {"second": schedule}, 0.1)
+    assert len(optimizer.optimizers) == 3  # the empty group gets no Adam
+    optimizer.build([a, b, c])
+    optimizer.apply_gradients(zip([tf.constant([2.0, -5.0], tf.float64), tf.constant(7.0, tf.float64),
+                                   tf.constant(-1.0, tf.float64)], [a, b, c]))
+    # Adam's first step moves each coordinate by its rate against the gradient's sign (up to epsilon)
+    np.testing.assert_allclose(a.numpy(), [0.9, -1.9], atol=1e-5)
+    np.testing.assert_allclose(b.numpy(), 3.0 - 0.3, atol=1e-5)
+    np.testing.assert_allclose(c.numpy(), 0.6, atol=1e-5)
+    with pytest.raises(ValueError, match=r"names groups \['flow'\] that are not among the groups"):
+        adam_by_group({"local": [a]}, {"flow": 1e-3}, 0.01)
+    with pytest.raises(ValueError, match=r"learning_rates\['local'\] must be a positive finite number"):
+        adam_by_group({"local": [a]}, {"local": -1.0}, 0.01)
+    with pytest.raises(ValueError, match="default_learning_rate must be a positive finite number"):
+        adam_by_group({"local": [a]}, {}, float("nan"))
+    with pytest.raises(ValueError, match="groups must be a non-empty mapping"):
+        adam_by_group({}, {}, 0.01)
+    with pytest.raises(ValueError, match="already in groups"):
+        adam_by_group({"x": [a], "y": [a]}, {}, 0.01)
