@@ -62,13 +62,15 @@ def mean_imputation_rmse(images: np.ndarray, observed_input: np.ndarray) -> floa
 
 
 def train(observed_input, flow_length, *, latent_dim, num_inducing, epochs, batch_size, learning_rate, seed,
-          num_samples=1, identity_at_zero=True):
+          num_samples=1, identity_at_zero=True, flow_learning_rate=None):
+    """``flow_learning_rate``: the flow's own Adam rate (``GPLVF.parameter_groups``' "flow"; None = shared)."""
     tf.random.set_seed(seed)
     flow = planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero) if flow_length else None
     model = GPLVF(observed_input, latent_dim, num_inducing, flow=flow, num_samples=num_samples, seed=seed,
                   noise_variance=0.02)
+    rates = {"flow": flow_learning_rate} if flow_length and flow_learning_rate is not None else None
     history = compiled_loop(model, model.training_data(), epochs=epochs, batch_size=batch_size,
-                            learning_rate=learning_rate, seed=seed)
+                            learning_rate=learning_rate, seed=seed, group_learning_rates=rates)
     return model, history
 
 
@@ -152,7 +154,7 @@ def save_figures(figures, figure_dir: Optional[Path], logdir: Optional[Path], pr
 
 def run(images, side, *, flow_length, latent_dim, num_inducing, epochs, batch_size, learning_rate, seed,
         missing_fraction=0.4, figure_dir=None, logdir=None, prefix="gplvf_mnist",
-        identity_at_zero=True) -> Dict[str, float]:
+        identity_at_zero=True, flow_learning_rate=None) -> Dict[str, float]:
     observed_input = drop_pixels(images, missing_fraction, seed)
     results = {"mean_imputation_rmse": mean_imputation_rmse(images, observed_input),
                "missing_fraction": float(np.isnan(observed_input).mean()), "num_rows": int(images.shape[0])}
@@ -161,7 +163,7 @@ def run(images, side, *, flow_length, latent_dim, num_inducing, epochs, batch_si
         start = time.time()
         model, history = train(observed_input, length, latent_dim=latent_dim, num_inducing=num_inducing,
                                epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-                               identity_at_zero=identity_at_zero)
+                               identity_at_zero=identity_at_zero, flow_learning_rate=flow_learning_rate)
         models[name] = model
         results[f"{name}_imputation_rmse"] = imputation_rmse(model, images, observed_input)
         results[f"{name}_seconds_per_epoch"] = history.median_seconds_per_epoch()
@@ -201,6 +203,8 @@ def main(argv=None):
     parser.add_argument("--num-inducing", type=int, default=50)
     parser.add_argument("--batch-size", type=int, default=200)
     parser.add_argument("--learning-rate", type=float, default=0.01)
+    parser.add_argument("--flow-learning-rate", type=float, default=None,
+                        help="Adam learning rate of the flow's shared parameters (default: --learning-rate)")
     parser.add_argument("--missing-fraction", type=float, default=0.4)
     parser.add_argument("--figure-dir", type=Path, default=None)
     parser.add_argument("--small", action="store_true", help="200 digits, 2 epochs (tests)")
@@ -216,7 +220,7 @@ def main(argv=None):
     results = run(images, 14, flow_length=args.flow_length, latent_dim=2, num_inducing=args.num_inducing,
                   epochs=epochs, batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed,
                   missing_fraction=args.missing_fraction, figure_dir=args.figure_dir, logdir=args.logdir,
-                  identity_at_zero=planar_identity_at_zero(args))
+                  identity_at_zero=planar_identity_at_zero(args), flow_learning_rate=args.flow_learning_rate)
     results["epochs"] = epochs
     print_table(
         [{"method": "mean imputation", "RMSE": results["mean_imputation_rmse"]},

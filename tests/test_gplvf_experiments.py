@@ -38,7 +38,7 @@ def test_mnist_script_small(data_dir, dataset_path, tmp_path):
 
     results = gplvf_mnist.main([
         "--small", "--data-dir", str(data_dir), "--figure-dir", str(tmp_path / "fig"), "--logdir", str(tmp_path / "tb"),
-        "--num-inducing", "10", "--flow-length", "2",
+        "--num-inducing", "10", "--flow-length", "2", "--flow-learning-rate", "0.001",
     ])
     assert 0.3 < results["missing_fraction"] < 0.5
     for key in ("gaussian_imputation_rmse", "flow_imputation_rmse", "mean_imputation_rmse"):
