@@ -7,7 +7,8 @@ Network d-1000-1000-500-50-c (ReLU), one GP per top feature on a 64-point KISS-G
 initially. Splits: ``adult`` uses UCI's own train/test files (32 561 / 16 281); ``connect4``,
 ``diabetes`` and ``covtype`` a stratified 80/20 split with ``--seed`` (``--folds 5`` runs the
 paper's 5-fold cross-validation instead; slow on a CPU). Features are standardised with
-training statistics. ``--epochs E`` sets E network epochs, max(1, E//2) GP epochs, E joint epochs.
+training statistics (``--indicators keep``: all but the 0/1 indicator columns). ``--epochs E`` sets E network
+epochs, max(1, E//2) GP epochs, E joint epochs.
 """
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ import numpy as np  # noqa: E402
 from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402
+    INDICATOR_SCALINGS,
     add_stage_arguments,
     build_mlp,
     figure3,
@@ -32,15 +34,15 @@ from experiments.svdkl_common import (  # noqa: E402
 DATASETS = ("adult", "connect4", "diabetes", "covtype")
 
 
-def load(dataset: str, data_dir, seed: int, folds: int = 1):
-    """Yield (train, test, num_classes, split description) for each fold."""
+def load(dataset: str, data_dir, seed: int, folds: int = 1, indicators: str = "standardise"):
+    """Yield (train, test, num_classes, split description) for each fold; ``indicators``: see ``standardise``."""
     from sklearn.model_selection import StratifiedKFold, train_test_split
 
     from gpflow_ext import data as gdata
 
     if dataset == "adult" and folds == 1:
         train, test = gdata.load_adult(data_dir, download=False)
-        Xtr, Xte = standardise(train.X, test.X)
+        Xtr, Xte = standardise(train.X, test.X, indicators=indicators)
         yield (Xtr, train.y), (Xte, test.y), 2, "UCI adult.data / adult.test"
         return
     if dataset == "adult":
@@ -60,11 +62,11 @@ def load(dataset: str, data_dir, seed: int, folds: int = 1):
     C = int(y.max()) + 1
     if folds == 1:
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, stratify=y, random_state=seed)
-        Xtr, Xte = standardise(Xtr, Xte)
+        Xtr, Xte = standardise(Xtr, Xte, indicators=indicators)
         yield (Xtr, ytr), (Xte, yte), C, f"stratified 80/20 split, seed {seed}"
         return
     for k, (tr, te) in enumerate(StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y)):
-        Xtr, Xte = standardise(X[tr], X[te])
+        Xtr, Xte = standardise(X[tr], X[te], indicators=indicators)
         yield (Xtr, y[tr]), (Xte, y[te]), C, f"fold {k + 1}/{folds}"
 
 
@@ -79,6 +81,8 @@ def main(argv=None):
     parser.add_argument("--hidden", type=str, default="1000,1000,500,50", help="hidden layer sizes")
     parser.add_argument("--figures", type=Path, default=None, help="folder for the Figure 3 PNG")
     add_stage_arguments(parser)
+    parser.add_argument("--indicators", choices=INDICATOR_SCALINGS, default="standardise",
+                        help="0/1 indicator (one-hot) columns: standardised like every column, or kept at 0/1")
     parser.add_argument("--dropout", type=float, default=0.0,
                         help="dropout rate after each hidden ReLU of the network (0: none, as the paper)")
     args = parser.parse_args(argv)
@@ -87,7 +91,8 @@ def main(argv=None):
     rng = np.random.default_rng(args.seed)
 
     all_rows, folds = [], []
-    for fold, (train, test, C, split) in enumerate(load(args.dataset, args.data_dir, args.seed, args.folds)):
+    splits = load(args.dataset, args.data_dir, args.seed, args.folds, args.indicators)
+    for fold, (train, test, C, split) in enumerate(splits):
         if args.max_train and len(train[0]) > args.max_train:
             keep = rng.permutation(len(train[0]))[: args.max_train]
             train = (train[0][keep], train[1][keep])

@@ -17,13 +17,13 @@ def test_svdkl_uci_small_run(data_dir, dataset_path, tmp_path):
     results = svdkl_uci.main([
         "--data-dir", str(data_dir), "--dataset", "adult", "--epochs", "1", "--max-train", "400",
         "--max-test", "200", "--hidden", "32,8", "--grid-size", "16", "--no-progress", "--dropout", "0.2",
-        "--output", str(out), "--logdir", str(tmp_path / "runs"),
+        "--indicators", "keep", "--output", str(out), "--logdir", str(tmp_path / "runs"),
     ])
     saved = json.loads(out.read_text())
     assert [r["model"] for r in saved["summary"]] == ["DNN", "DNN+GP", "SV-DKL"]
     assert all(0.0 <= r["accuracy"] <= 1.0 for r in results["summary"])
     assert saved["summary"][2]["paper_accuracy"] == 0.857
-    assert saved["arguments"]["dropout"] == 0.2
+    assert saved["arguments"]["dropout"] == 0.2 and saved["arguments"]["indicators"] == "keep"
     assert (tmp_path / "runs" / "svdkl_adult_figure3.png").stat().st_size > 1000
     assert any((tmp_path / "runs" / "figures").iterdir())  # Figure 3 in TensorBoard
 
@@ -75,6 +75,25 @@ def test_log1p_features_transforms_only_named_columns():
         log1p_features(X, ["capital-gain", "age", "capital-loss"], ["hours"])
     with pytest.raises(ValueError, match="negative values"):
         log1p_features(-X, ["capital-gain", "age", "capital-loss"], ["capital-gain"])
+
+
+def test_standardise_can_keep_indicator_columns_at_zero_one():
+    from experiments.svdkl_common import standardise
+
+    rng = np.random.default_rng(0)
+    train = np.column_stack([rng.normal(3.0, 2.0, 50), (np.arange(50) == 7).astype(float), rng.integers(0, 2, 50),
+                             np.full(50, 4.0)])  # continuous, rare one-hot, common one-hot, constant
+    test = np.column_stack([rng.normal(3.0, 2.0, 5), np.eye(5)[1], np.ones(5), np.full(5, 4.0)])
+    scaled_train, scaled_test = standardise(train, test)
+    assert scaled_train[7, 1] == pytest.approx(np.sqrt(49.0))  # 1 of 50 rows: (1 - 1/50) / sqrt(1/50 * 49/50)
+    kept_train, kept_test = standardise(train, test, indicators="keep")
+    np.testing.assert_array_equal(kept_train[:, 1:3], train[:, 1:3])
+    np.testing.assert_array_equal(kept_test[:, 1:3], test[:, 1:3])
+    for kept, scaled in ((kept_train, scaled_train), (kept_test, scaled_test)):
+        np.testing.assert_array_equal(kept[:, 0], scaled[:, 0])  # continuous columns: the training statistics
+    np.testing.assert_array_equal(kept_test[:, 3], 0.0)  # a constant column is centred either way
+    with pytest.raises(ValueError, match="indicators must be one of"):
+        standardise(train, indicators="none")
 
 
 def test_decayed_learning_rate_reaches_zero_after_the_stage():

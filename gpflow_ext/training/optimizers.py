@@ -110,7 +110,8 @@ def adam_by_group(
     for name, rate in learning_rates.items():
         _check_rate(rate, f"learning_rates[{name!r}]")
     pairs = [
-        (tf_keras.optimizers.Adam(learning_rates.get(name, default_learning_rate), name=f"adam_{name}"), list(variables))
+        (tf_keras.optimizers.Adam(learning_rates.get(name, default_learning_rate), name=f"adam_{name}"),
+         list(variables))
         for name, variables in groups.items()
         if len(variables)
     ]
