@@ -43,10 +43,18 @@ gpflow.utilities.print_summary(model.kernel)
 # `model.training_data()` is `(values, mask, row_index)`; the row index picks each row's q(x_n).
 # Any tf_keras optimizer works through `model.training_loss(batch)`; `gpflow_ext.training.fit`
 # runs the same loop with TensorBoard and checkpoints.
+#
+# `model.parameter_groups()` splits the variables into the flow's shared parameters, each row's
+# q(x_n) and everything else. The flow sees every minibatch, so it gets its own, smaller Adam rate:
+# on these digits a flow at 1e-3 (everything else at 0.02) ends with a bound about 125 nats above
+# the Gaussian q(X), while at the shared rate it ends below it (README, GPLVF section).
 
 # %%
+from gpflow_ext.training import adam_by_group
+
 values, mask, rows = model.training_data()
-optimizer = gpflow.keras.tf_keras.optimizers.Adam(0.02)
+print({name: len(variables) for name, variables in model.parameter_groups().items()})
+optimizer = adam_by_group(model.parameter_groups(), {"flow": 1e-3}, 0.02)
 batch_size = 50
 
 
