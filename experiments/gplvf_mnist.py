@@ -25,7 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first
 from experiments.common import (  # noqa: E402
-    add_planar_constraint_argument, as_builtin, base_parser, planar_identity_at_zero, print_table, write_results,
+    add_planar_constraint_argument, arguments_record, as_builtin, base_parser, planar_identity_at_zero, print_table,
+    write_results,
 )
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -225,6 +226,7 @@ def main(argv=None):
                   missing_fraction=args.missing_fraction, figure_dir=args.figure_dir, logdir=args.logdir,
                   identity_at_zero=planar_identity_at_zero(args), flow_learning_rate=args.flow_learning_rate)
     results["epochs"] = epochs
+    results["config"] = arguments_record(args)
     print_table(
         [{"method": "mean imputation", "RMSE": results["mean_imputation_rmse"]},
          {"method": "GPLVF Gaussian q(X)", "RMSE": results["gaussian_imputation_rmse"]},

@@ -41,6 +41,7 @@ def test_mnist_script_small(data_dir, dataset_path, tmp_path):
         "--num-inducing", "10", "--flow-length", "2", "--flow-learning-rate", "0.001",
     ])
     assert 0.3 < results["missing_fraction"] < 0.5
+    assert results["config"]["flow_learning_rate"] == 0.001 and results["config"]["flow_length"] == 2
     for key in ("gaussian_imputation_rmse", "flow_imputation_rmse", "mean_imputation_rmse"):
         assert 0 < results[key] < 1
     for name in ("figure1_latent_density", "figure2_samples", "figure3_reconstructions"):
