@@ -277,3 +277,15 @@ def test_points_option_matches_gpflow_conditional(rng, whiten):
     )
     np.testing.assert_allclose(mean.numpy(), ref_mean.numpy(), atol=1e-10)
     np.testing.assert_allclose(var.numpy(), ref_var.numpy(), atol=1e-8)
+
+
+def test_softmax_network_predicts_the_eager_softmax_with_one_trace(rng):
+    from gpflow_ext.models.svdkl import SoftmaxNetwork
+
+    X, _ = _data(rng, n=30)
+    network = SoftmaxNetwork(_net(), head=tf_keras.layers.Dense(3, dtype=gpflow.default_float()))
+    expected = tf.nn.softmax(network.logits(tf.constant(X))).numpy()
+    np.testing.assert_allclose(network.predict_proba(X, batch_size=7), expected, rtol=1e-12)
+    np.testing.assert_allclose(network.predict_proba(X[:10]), expected[:10], rtol=1e-12)
+    # reduce_retracing: the ragged last batch and the second call reuse the first trace's shape-relaxed function
+    assert network._predict_fn.experimental_get_tracing_count() <= 2

@@ -465,7 +465,11 @@ class SoftmaxNetwork(BayesianModel, ExternalDataTrainingLossMixin):
         return -tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
 
     def predict_proba(self, X: np.ndarray, batch_size: int = 2048) -> np.ndarray:
-        fn = tf.function(lambda x: tf.nn.softmax(self.logits(x)), reduce_retracing=True)
+        """Softmax class probabilities ``[N, C]``, in batches through one compiled function (traced once per
+        model, not once per call)."""
+        if not hasattr(self, "_predict_fn"):
+            self._predict_fn = tf.function(lambda x: tf.nn.softmax(self.logits(x)), reduce_retracing=True)
+        fn = self._predict_fn
         return np.concatenate([fn(tf.constant(X[i : i + batch_size])).numpy() for i in range(0, len(X), batch_size)])
 
 
