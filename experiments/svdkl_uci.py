@@ -7,8 +7,8 @@ Network d-1000-1000-500-50-c (ReLU), one GP per top feature on a 64-point KISS-G
 initially. Splits: ``adult`` uses UCI's own train/test files (32 561 / 16 281); ``connect4``,
 ``diabetes`` and ``covtype`` a stratified 80/20 split with ``--seed`` (``--folds 5`` runs the
 paper's 5-fold cross-validation instead; slow on a CPU). Features are standardised with
-training statistics (``--indicators keep``: all but the 0/1 indicator columns). ``--epochs E`` sets E network
-epochs, max(1, E//2) GP epochs, E joint epochs.
+training statistics, all but the 0/1 indicator columns (``--indicators standardise``: those too).
+``--epochs E`` sets E network epochs, max(1, E//2) GP epochs, E joint epochs.
 """
 import sys
 from pathlib import Path
@@ -34,7 +34,7 @@ from experiments.svdkl_common import (  # noqa: E402
 DATASETS = ("adult", "connect4", "diabetes", "covtype")
 
 
-def load(dataset: str, data_dir, seed: int, folds: int = 1, indicators: str = "standardise"):
+def load(dataset: str, data_dir, seed: int, folds: int = 1, indicators: str = "keep"):
     """Yield (train, test, num_classes, split description) for each fold; ``indicators``: see ``standardise``."""
     from sklearn.model_selection import StratifiedKFold, train_test_split
 
@@ -81,8 +81,9 @@ def main(argv=None):
     parser.add_argument("--hidden", type=str, default="1000,1000,500,50", help="hidden layer sizes")
     parser.add_argument("--figures", type=Path, default=None, help="folder for the Figure 3 PNG")
     add_stage_arguments(parser)
-    parser.add_argument("--indicators", choices=INDICATOR_SCALINGS, default="standardise",
-                        help="0/1 indicator (one-hot) columns: standardised like every column, or kept at 0/1")
+    parser.add_argument("--indicators", choices=INDICATOR_SCALINGS, default="keep",
+                        help="0/1 indicator (one-hot) columns: kept at 0/1 (default) or standardised like every "
+                             "column (results recorded before 2026-11-25)")
     parser.add_argument("--dropout", type=float, default=0.0,
                         help="dropout rate after each hidden ReLU of the network (0: none, as the paper)")
     args = parser.parse_args(argv)

@@ -17,7 +17,7 @@ def test_svdkl_uci_small_run(data_dir, dataset_path, tmp_path):
     results = svdkl_uci.main([
         "--data-dir", str(data_dir), "--dataset", "adult", "--epochs", "1", "--max-train", "400",
         "--max-test", "200", "--hidden", "32,8", "--grid-size", "16", "--no-progress", "--dropout", "0.2",
-        "--indicators", "keep", "--output", str(out), "--logdir", str(tmp_path / "runs"),
+        "--output", str(out), "--logdir", str(tmp_path / "runs"),
     ])
     saved = json.loads(out.read_text())
     assert [r["model"] for r in saved["summary"]] == ["DNN", "DNN+GP", "SV-DKL"]
