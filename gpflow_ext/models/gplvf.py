@@ -491,11 +491,12 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         local = list(self.X_mean.variables) + list(self.X_var.variables)
         if self.encoder is not None:
             local += list(self.encoder.trainable_variables)
-        named = {v.ref() for v in flow + local}
+        flow_refs, local_refs = {v.ref() for v in flow}, {v.ref() for v in local}
+        named_refs = flow_refs | local_refs
         groups = {
-            "flow": [v for v in trainable if v.ref() in {f.ref() for f in flow}],
-            "local": [v for v in trainable if v.ref() in {x.ref() for x in local}],
-            "global": [v for v in trainable if v.ref() not in named],
+            "flow": [v for v in trainable if v.ref() in flow_refs],
+            "local": [v for v in trainable if v.ref() in local_refs],
+            "global": [v for v in trainable if v.ref() not in named_refs],
         }
         if sum(len(g) for g in groups.values()) != len(trainable):  # a variable in two groups
             raise RuntimeError("parameter_groups: the flow, local and global groups overlap")
