@@ -279,7 +279,9 @@ def train_gplvf(
     if kl_x not in KL_X_CHOICES:
         raise ValueError(f"kl_x must be one of {sorted(KL_X_CHOICES)}, got {kl_x!r}")
     tf.random.set_seed(seed)
-    flow = planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero) if flow_length > 0 else None
+    flow = None
+    if flow_length > 0:
+        flow = planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero)
     model = KL_X_CHOICES[kl_x](
         train, latent_dim, num_inducing, flow=flow, kernel=kernel, num_samples=num_samples, seed=seed,
         base_covariance=base_covariance,

@@ -16,10 +16,12 @@ so that wᵀû = m(wᵀu) > -1 (the 1e-4 margin survives float rounding). The sh
 m(0) = 0 (up to the margin): small raw (u, w) then give a map near the identity. Rezende and Mohamed's
 unshifted m(a) = -1 + softplus(a) (``identity_at_zero=False``) has m(0) = log 2 - 1 ≈ -0.31, so every
 layer with small raw parameters contracts by 0.69 along w: 50 such layers start with a mean log-det of
-about -18 on N(0, I) in 10 dimensions, far from the Gaussian q(X) they are meant to refine. Only the forward map and its log-det are needed by GPLVF
-(reparameterised sampling plus log q(x) = log q0(x0) - log|det J|), so no inverse is
-provided; use ``experimental_sample_and_log_prob`` (not ``log_prob``) on a
-``TransformedDistribution`` built from this bijector.
+about -18 on N(0, I) in 10 dimensions, far from the Gaussian q(X) they are meant to refine.
+
+Only the forward map and its log-det are needed by GPLVF (reparameterised sampling plus
+log q(x) = log q0(x0) - log|det J|), so no inverse is provided; use
+``experimental_sample_and_log_prob`` (not ``log_prob``) on a ``TransformedDistribution`` built
+from this bijector.
 """
 from typing import Optional, Tuple
 
