@@ -16,6 +16,8 @@ def test_movielens_script_small(data_dir, dataset_path, tmp_path):
     out = tmp_path / "ml.json"
     gplvf_movielens.main(["--small", "--data-dir", str(data_dir), "--output", str(out), "--figure-dir", str(tmp_path)])
     results = json.loads(out.read_text())
+    config = results["config"]  # the defaults are the README tables' settings
+    assert (config["flow_learning_rate"], config["lr_decay"], config["test_users"]) == (1e-3, "cosine", "last")
     for name in ("gaussian", "planar_20", "bias_baseline"):
         assert np.isfinite(results["a"][name]["rmse"]), name
     assert np.isfinite(results["a"]["planar_20"]["test_loglik"])
