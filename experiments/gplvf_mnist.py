@@ -207,8 +207,9 @@ def main(argv=None):
     parser.add_argument("--num-inducing", type=int, default=50)
     parser.add_argument("--batch-size", type=int, default=200)
     parser.add_argument("--learning-rate", type=float, default=0.01)
-    parser.add_argument("--flow-learning-rate", type=float, default=None,
-                        help="Adam learning rate of the flow's shared parameters (default: --learning-rate)")
+    parser.add_argument("--flow-learning-rate", type=float, default=1e-3,
+                        help="Adam learning rate of the flow's shared parameters (pass the --learning-rate value to "
+                             "share one rate, as before 2026-11-25)")
     parser.add_argument("--missing-fraction", type=float, default=0.4)
     parser.add_argument("--figure-dir", type=Path, default=None)
     parser.add_argument("--small", action="store_true", help="200 digits, 2 epochs (tests)")
