@@ -400,6 +400,14 @@ def test_encoder_amortises_q_x():
     np.testing.assert_allclose(b1.numpy(), b2.numpy())
     mu, var = model.encode(Y[:3])
     assert mu.shape == (3, 2) and np.all(var > 0)
+    # the unused per-row (μ_n, s_n) do not train, and the training rows' q(x_n) is the encoder's
+    trainable = {v.ref() for v in model.trainable_variables}
+    assert not {v.ref() for v in model.X_mean.variables + model.X_var.variables} & trainable
+    train_mu, train_var = model.training_latents()
+    all_mu, all_var = model.encode(Y)
+    np.testing.assert_array_equal(train_mu, all_mu)
+    np.testing.assert_array_equal(train_var, all_var)
+    assert not np.allclose(train_mu, model.X_mean.numpy())
 
 
 def test_short_training_increases_bound():
@@ -499,9 +507,12 @@ def test_parameter_groups_split_the_trainable_variables_exactly_once(flow_length
     assert len(grouped) == len(set(grouped)) and set(grouped) == {v.ref() for v in model.trainable_variables}
     refs = {name: {v.ref() for v in g} for name, g in groups.items()}
     assert refs["flow"] == ({v.ref() for v in model.flow.trainable_variables} if flow_length else set())
-    assert {model.X_mean.unconstrained_variable.ref(), model.X_var.unconstrained_variable.ref()} <= refs["local"]
-    if encoder:
-        assert {v.ref() for v in model.encoder.trainable_variables} <= refs["local"]
+    per_row = {model.X_mean.unconstrained_variable.ref(), model.X_var.unconstrained_variable.ref()}
+    if encoder:  # the encoder replaces the (then untrained) per-row parameters
+        assert refs["local"] == {v.ref() for v in model.encoder.trainable_variables}
+        assert not per_row & set(grouped)
+    else:
+        assert refs["local"] == per_row
     for parameter in (model.kernel.lengthscales, model.likelihood.variance, model.q_mu, model.q_sqrt,
                       model.inducing_variable.Z):
         assert (parameter.unconstrained_variable.ref() in refs["global"]) == parameter.trainable

@@ -120,6 +120,27 @@ def test_movielens_validation_mode_small(data_dir, dataset_path, tmp_path):
         assert np.isfinite(results["a"][name]["rmse"]), name
 
 
+def test_movielens_amortised_encoder_small(data_dir, dataset_path, tmp_path):
+    """--encoder: q(x_n) from GPLVF's encoder in (a) and (b); (a) scores the held-out users at the encoder's
+    q(x*) and after the fit that starts from it."""
+    dataset_path("movielens-100k", "u.data.gz")
+    from experiments import gplvf_movielens
+
+    out = tmp_path / "enc.json"
+    gplvf_movielens.main([
+        "--small", "--protocol", "a,b", "--encoder", "--flows", "0", "--flows-b", "0", "--epochs", "2",
+        "--infer-steps", "5", "--no-gpy", "--data-dir", str(data_dir), "--output", str(out),
+    ])
+    results = json.loads(out.read_text())
+    row = results["a"]["gaussian"]
+    assert results["config"]["encoder"] and row["infer_seconds"] > 0
+    assert np.isfinite(row["rmse"]) and np.isfinite(row["amortised"]["rmse"]) and row["amortised"]["seconds"] > 0
+    assert row["amortised"]["num_test"] == row["num_test"]
+    assert np.isfinite(results["b"]["u1"]["gaussian_rmse"])
+    with pytest.raises(SystemExit):  # the warm start copies per-row parameters an encoder model lacks
+        gplvf_movielens.main(["--small", "--encoder", "--warm-start-epochs", "1", "--data-dir", str(data_dir)])
+
+
 def test_train_seed_varies_training_but_not_the_held_out_split(data_dir, dataset_path, tmp_path):
     dataset_path("movielens-100k", "u.data.gz")
     from experiments import gplvf_movielens

@@ -445,6 +445,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
             if not encoder.built:
                 encoder.build((None, 2 * output_dim))
             self.encoder = encoder
+            # q(x_n) comes from the encoder, so the per-row (μ_n, s_n) are unused: keep them out of training
+            gpflow.utilities.set_trainable(self.X_mean, False)
+            gpflow.utilities.set_trainable(self.X_var, False)
         else:
             self.encoder = None
 
@@ -519,7 +522,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
     def training_latents(self) -> Tuple[np.ndarray, np.ndarray]:
         """(μ [N, Q], s [N, Q]) of the training rows' base Gaussians (isotropic s_n repeated over Q),
-        ready for ``predict_y`` / ``predict_log_density``."""
+        ready for ``predict_y`` / ``predict_log_density``; with an encoder, its output on the training rows."""
+        if self.encoder is not None:
+            return self.encode(self._values, self._mask)
         x_mean = self.X_mean.numpy()
         return x_mean, np.broadcast_to(self.X_var.numpy(), x_mean.shape).copy()
 
