@@ -234,16 +234,20 @@ def test_masked_entries_have_no_effect_on_bound_or_gradients(with_flow):
     assert b4 != b1
 
 
+@pytest.mark.parametrize("variance_by", ["pairs", "outputs"])
 @pytest.mark.parametrize("whiten", [True, False])
 @pytest.mark.parametrize("mean_function", ["constant", "zero", "linear"])
-def test_pairwise_terms_equal_dense_conditional_and_masked_sum(whiten, mean_function):
+def test_pairwise_terms_equal_dense_conditional_and_masked_sum(whiten, mean_function, variance_by):
     """The bound evaluates f at observed (row, output) pairs only; its dense twin is GPflow's conditional over
-    every output, masked and summed. Values, per-row terms and gradients must agree."""
+    every output, masked and summed. Values, per-row terms and gradients must agree, whichever way the pairs'
+    variances are formed."""
     rng = np.random.default_rng(70)
     Y = _toy(rng, 12, 7, 3, missing=0.6)
     mean = {"constant": None, "zero": gpflow.mean_functions.Zero(),
             "linear": gpflow.mean_functions.Linear(rng.standard_normal((3, 7)), rng.standard_normal(7))}[mean_function]
-    model = GPLVF(Y, 3, 5, flow=planar_flow(2, 3, init_scale=0.5), whiten=whiten, mean_function=mean)
+    model = GPLVF(Y, 3, 5, flow=planar_flow(2, 3, init_scale=0.5), whiten=whiten, mean_function=mean,
+                  variance_by=variance_by)
+    assert model.variance_by == variance_by
     model.q_mu.assign(rng.standard_normal((5, 7)))
     model.q_sqrt.assign(np.tril(0.3 * rng.standard_normal((7, 5, 5))) + 0.5 * np.eye(5))
     values, mask = validate_observations(Y)
@@ -251,7 +255,7 @@ def test_pairwise_terms_equal_dense_conditional_and_masked_sum(whiten, mean_func
     rows, outputs = np.nonzero(mask)
     f_mean, f_var = conditional_at_pairs(
         x, tf.constant(rows), tf.constant(outputs), model.inducing_variable, model.kernel, model.q_mu,
-        model.q_sqrt, white=whiten,
+        model.q_sqrt, white=whiten, variance_by=variance_by,
     )
     dense_mean, dense_var = model.predict_f_at(x)  # [S, N, D], mean function included
     f_mean = f_mean + model.mean_at_pairs(x, tf.constant(rows), tf.constant(outputs))
@@ -641,3 +645,13 @@ def test_kernel_arguments_give_clear_errors():
     with pytest.raises(TypeError, match="kernel must be a gpflow Kernel"):
         GPLVF(Y, 2, 3, kernel=3.0)
     GPLVF(Y, 2, 2, kernel="linear")  # M <= Q is fine
+
+
+def test_variance_by_auto_follows_the_observed_fraction_and_bad_values_are_rejected():
+    rng = np.random.default_rng(71)
+    sparse_rows = _toy(rng, 12, 8, 2, missing=0.95)
+    dense_rows = _toy(rng, 12, 8, 2, missing=0.3)
+    assert GPLVF(sparse_rows, 2, 3).variance_by == "pairs"
+    assert GPLVF(dense_rows, 2, 3).variance_by == "outputs"
+    with pytest.raises(ValueError, match="variance_by"):
+        GPLVF(dense_rows, 2, 3, variance_by="dense")
