@@ -185,7 +185,7 @@ def tour(quick: bool = True) -> dict:
     if quick:
         images = images[:600]
     # the flow's shared parameters at their own Adam rate 1e-3 (everything else 0.02): at the shared rate the
-    # flow's bound ended below the Gaussian's, at 1e-3 well above it (README, "Two fixes to the flow q(X)")
+    # flow's bound ended below the Gaussian's, at 1e-3 well above it (docs/gplvf/experiment_log.md, "Two fixes")
     results = run(images, 8, flow_length=4, latent_dim=5, num_inducing=25, epochs=40 if quick else 200,
                   batch_size=100, learning_rate=0.02, seed=0, flow_learning_rate=1e-3)
     print_table(
