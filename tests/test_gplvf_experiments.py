@@ -103,16 +103,20 @@ def test_validation_split_never_touches_test_users():
         split_users(943, 100, seed=0, test_users="first")
 
 
-def test_movielens_validation_mode_small(data_dir, dataset_path, tmp_path):
-    dataset_path("movielens-100k", "u.data.gz")
+def _run_small_movielens(data_dir, out, *args):
+    """``experiments/gplvf_movielens.py --small`` with ``args`` (no GPy), its results JSON as a dict."""
     from experiments import gplvf_movielens
 
-    out = tmp_path / "val.json"
-    gplvf_movielens.main([
-        "--small", "--protocol", "a", "--validation", "--kernel", "se+linear", "--flows", "0,20", "--epochs", "2",
-        "--base-covariance", "isotropic", "--no-gpy", "--data-dir", str(data_dir), "--output", str(out),
-    ])
-    results = json.loads(out.read_text())
+    gplvf_movielens.main(["--small", *args, "--no-gpy", "--data-dir", str(data_dir), "--output", str(out)])
+    return json.loads(out.read_text())
+
+
+def test_movielens_validation_mode_small(data_dir, dataset_path, tmp_path):
+    dataset_path("movielens-100k", "u.data.gz")
+    results = _run_small_movielens(
+        data_dir, tmp_path / "val.json", "--protocol", "a", "--validation", "--kernel", "se+linear", "--flows", "0,20",
+        "--epochs", "2", "--base-covariance", "isotropic",
+    )
     assert results["config"]["validation"] and results["config"]["kernel"] == "se+linear"
     assert results["config"]["base_covariance"] == "isotropic"
     assert set(results["a"]) == {"gaussian", "planar_20", "bias_baseline"}
@@ -126,12 +130,10 @@ def test_movielens_amortised_encoder_small(data_dir, dataset_path, tmp_path):
     dataset_path("movielens-100k", "u.data.gz")
     from experiments import gplvf_movielens
 
-    out = tmp_path / "enc.json"
-    gplvf_movielens.main([
-        "--small", "--protocol", "a,b", "--encoder", "--flows", "0", "--flows-b", "0", "--epochs", "2",
-        "--infer-steps", "5", "--no-gpy", "--data-dir", str(data_dir), "--output", str(out),
-    ])
-    results = json.loads(out.read_text())
+    results = _run_small_movielens(
+        data_dir, tmp_path / "enc.json", "--protocol", "a,b", "--encoder", "--flows", "0", "--flows-b", "0",
+        "--epochs", "2", "--infer-steps", "5",
+    )
     row = results["a"]["gaussian"]
     assert results["config"]["encoder"] and row["infer_seconds"] > 0
     assert np.isfinite(row["rmse"]) and np.isfinite(row["amortised"]["rmse"]) and row["amortised"]["seconds"] > 0
@@ -143,15 +145,12 @@ def test_movielens_amortised_encoder_small(data_dir, dataset_path, tmp_path):
 
 def test_train_seed_varies_training_but_not_the_held_out_split(data_dir, dataset_path, tmp_path):
     dataset_path("movielens-100k", "u.data.gz")
-    from experiments import gplvf_movielens
 
     def run(*extra):
         out = tmp_path / f"seed{'_'.join(extra) or 'default'}.json"
-        gplvf_movielens.main([
-            "--small", "--protocol", "a", "--flows", "0", "--epochs", "2", "--infer-steps", "5", "--no-gpy",
-            "--data-dir", str(data_dir), "--output", str(out), *extra,
-        ])
-        return json.loads(out.read_text())["a"]
+        return _run_small_movielens(
+            data_dir, out, "--protocol", "a", "--flows", "0", "--epochs", "2", "--infer-steps", "5", *extra
+        )["a"]
 
     default, same, other = run(), run("--train-seed", "0"), run("--train-seed", "1")
     assert same["gaussian"]["rmse"] == default["gaussian"]["rmse"]  # --train-seed defaults to --seed
