@@ -51,6 +51,7 @@ users unless their command said otherwise.
 
 ``--small`` runs every protocol on a slice (120 users x 300 items, few epochs) for the tests.
 """
+import argparse
 import json
 import os
 import subprocess
@@ -678,8 +679,6 @@ def protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequence
 
 def parse_lengths(text: str):
     """"0,20,50" -> [0, 20, 50] (flow lengths; 0 = Gaussian q(X))."""
-    import argparse
-
     try:
         lengths = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
@@ -736,7 +735,7 @@ def main(argv=None):
     parser.add_argument("--condition-fraction", type=float, default=0.5)
     parser.add_argument("--center", choices=("bias", "none"), default="bias",
                         help="train GPLVF on the residuals of a user/item-bias fit (default) or on the raw ratings")
-    parser.add_argument("--gpy", action=__import__("argparse").BooleanOptionalAction, default=True)
+    parser.add_argument("--gpy", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--gpy-iters", type=int, default=300)
     parser.add_argument("--gpy-splits", default="u1")
     parser.add_argument("--gpy-timeout", type=float, default=3000.0, help="seconds before the GPy subprocess is stopped")

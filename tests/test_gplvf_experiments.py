@@ -365,3 +365,13 @@ def test_planar_constraint_argument_in_both_gplvf_scripts():
     assert not planar_identity_at_zero(parser.parse_args(["--planar-constraint", "rezende"]))
     with pytest.raises(SystemExit):
         parser.parse_args(["--planar-constraint", "other"])
+
+
+def test_movielens_flow_lengths_are_checked_before_anything_runs(capsys):
+    from experiments.gplvf_movielens import main, parse_lengths
+
+    assert parse_lengths("0, 20,50") == [0, 20, 50]
+    for bad in ("-1", "0,x", ""):
+        with pytest.raises(SystemExit):
+            main(["--flows-b", bad, "--data-dir", "/nonexistent"])
+        assert "flow lengths must be" in capsys.readouterr().err
