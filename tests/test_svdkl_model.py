@@ -289,3 +289,5 @@ def test_softmax_network_predicts_the_eager_softmax_with_one_trace(rng):
     np.testing.assert_allclose(network.predict_proba(X[:10]), expected[:10], rtol=1e-12)
     # reduce_retracing: the ragged last batch and the second call reuse the first trace's shape-relaxed function
     assert network._predict_fn.experimental_get_tracing_count() <= 2
+    copy = gpflow.utilities.deepcopy(network)  # the compiled predictor does not stop a deep copy
+    np.testing.assert_allclose(copy.predict_proba(X), expected, rtol=1e-12)

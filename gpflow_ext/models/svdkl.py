@@ -464,13 +464,17 @@ class SoftmaxNetwork(BayesianModel, ExternalDataTrainingLossMixin):
         logits = self.logits(X, training=True)
         return -tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
 
+    @tf.function(reduce_retracing=True)
+    def _predict_fn(self, x: tf.Tensor) -> tf.Tensor:
+        # a compiled method: TF keeps its per-instance traces outside the instance, so the model still deep-copies
+        return tf.nn.softmax(self.logits(x))  # [B, C]
+
     def predict_proba(self, X: np.ndarray, batch_size: int = 2048) -> np.ndarray:
         """Softmax class probabilities ``[N, C]``, in batches through one compiled function (traced once per
         model, not once per call)."""
-        if not hasattr(self, "_predict_fn"):
-            self._predict_fn = tf.function(lambda x: tf.nn.softmax(self.logits(x)), reduce_retracing=True)
-        fn = self._predict_fn
-        return np.concatenate([fn(tf.constant(X[i : i + batch_size])).numpy() for i in range(0, len(X), batch_size)])
+        return np.concatenate(
+            [self._predict_fn(tf.constant(X[i : i + batch_size])).numpy() for i in range(0, len(X), batch_size)]
+        )
 
 
 def pretrain_and_fit(
