@@ -93,7 +93,7 @@ def run(
     import tensorflow as tf
 
     from gpflow_ext.models import MLGPF
-    from gpflow_ext.training import fit
+    from gpflow_ext.training import TensorBoard, fit
 
     settings = dict(DATASET_SETTINGS.get(dataset, DATASET_SETTINGS["bibtex"]))
     settings.update({k: v for k, v in overrides.items() if v is not None})
@@ -121,8 +121,8 @@ def run(
     history = fit(
         model, (X_train, Y_train), epochs=settings["epochs"], batch_size=settings["batch_size"],
         learning_rate=learning_rate, logdir=None if logdir is None else str(logdir), seed=seed,
-        callbacks=[test_metrics], metrics_every=eval_every, log_every=1, progress=progress,
-        log_parameters=False,
+        callbacks=[test_metrics, TensorBoard(log_every=1, log_parameters=False)], metrics_every=eval_every,
+        progress=progress,
     )
     scores = model.evaluate(X_test, Y_test)
     bound = full_bound(model, X_train, Y_train, settings["batch_size"])

@@ -50,7 +50,7 @@ def svgp_digits(
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    from gpflow_ext.training import fit
+    from gpflow_ext.training import TensorBoard, fit
 
     epochs = epochs if epochs is not None else (20 if quick else 100)
     num_inducing = num_inducing if num_inducing is not None else (100 if quick else 200)
@@ -94,9 +94,8 @@ def svgp_digits(
         seed=seed,
         metrics={"test_accuracy": test_accuracy},
         metrics_every=metrics_every,
-        images={"inducing_points": plot_inducing},
-        images_every=epochs if epochs > 0 else 1,
-        image_kwargs={"subplots_kw": {"nrows": 4, "ncols": 4}, "fig_kw": {"figsize": (4, 4)}},
+        callbacks=[TensorBoard(images={"inducing_points": plot_inducing}, images_every=epochs if epochs > 0 else 1,
+                               image_kwargs={"subplots_kw": {"nrows": 4, "ncols": 4}, "fig_kw": {"figsize": (4, 4)}})],
         progress=progress,
     )
     train_seconds = time.perf_counter() - started

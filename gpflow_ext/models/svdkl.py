@@ -523,7 +523,7 @@ def pretrain_and_fit(
     weights and ``joint_gp_learning_rate`` for the GP layer (q(u), kernels, A, scaling), so the
     variational parameters keep moving at a GP-sized rate while the network is fine-tuned.
     """
-    from ..training import GroupedOptimizer, fit  # local import: training imports models lazily too
+    from ..training import GroupedOptimizer, TensorBoard, fit  # local import: training imports models lazily too
     from ..training.checks import check_positive_int, check_positive_number
 
     X, Y = validate_classification_data(*data, model.num_classes, model.input_shape, name="data")
@@ -547,7 +547,7 @@ def pretrain_and_fit(
     batch_size = int(min(batch_size, len(X)))
     joint_batch_size = int(min(joint_batch_size, len(X)))
     train_data = (X, Y[:, None])
-    common = dict(batch_size=batch_size, seed=seed, progress=progress, exact_random_resume=False, log_parameters=False)
+    common = dict(batch_size=batch_size, seed=seed, progress=progress, exact_random_resume=False)
 
     def stage_logdir(stage):
         return None if logdir is None else str(Path(logdir) / stage)
@@ -563,7 +563,8 @@ def pretrain_and_fit(
     if network_epochs > 0:
         out["network_history"] = fit(
             network, train_data, epochs=network_epochs, learning_rate=network_learning_rate,
-            optimizer=network_optimizer, logdir=stage_logdir("network"), **common,
+            optimizer=network_optimizer, logdir=stage_logdir("network"),
+            callbacks=[TensorBoard(log_parameters=False)], **common,
         )
     if validation_data is not None:
         out["dnn"] = classification_metrics(network.predict_proba(Xv), Yv)
@@ -580,7 +581,8 @@ def pretrain_and_fit(
     if gp_epochs > 0:
         out["gp_history"] = fit(
             model, train_data, epochs=gp_epochs, learning_rate=gp_learning_rate,
-            variables=model.gp_variables(), logdir=stage_logdir("gp"), **common,
+            variables=model.gp_variables(), logdir=stage_logdir("gp"),
+            callbacks=[TensorBoard(log_parameters=False)], **common,
         )
     if validation_data is not None:
         out["dnn_gp"] = model.evaluate(Xv, Yv, num_samples=num_predict_samples)
@@ -589,6 +591,7 @@ def pretrain_and_fit(
     if joint_epochs > 0:
         kwargs = dict(common, batch_size=joint_batch_size)
         kwargs.update(fit_kwargs or {})
+        kwargs["callbacks"] = list(kwargs.get("callbacks", ())) + [TensorBoard(log_parameters=False)]
         if joint_gp_learning_rate is not None:
             kwargs["optimizer"] = GroupedOptimizer([
                 (tf_keras.optimizers.Adam(joint_learning_rate), model.network_variables()),

@@ -11,32 +11,6 @@ import scipy.sparse as sp
 import tensorflow as tf
 
 
-class NonFiniteObjectiveError(FloatingPointError):
-    """The objective or a gradient became NaN/inf during training.
-
-    Raised by :func:`gpflow_ext.training.fit` *before* the offending update is applied, so the
-    model still holds the last finite parameters and no checkpoint of a non-finite state is written.
-    ``epoch`` (1-based: the epoch being trained) and ``step`` (1-based global update number, counted
-    across resumed runs) say where it happened; ``what`` lists the non-finite quantities.
-    """
-
-    def __init__(self, epoch: int, step: int, what: Sequence[str], last_checkpoint: Optional[str]):
-        self.epoch = epoch
-        self.step = step
-        self.what = list(what)
-        self.last_checkpoint = last_checkpoint
-        where = f"epoch {epoch}, step {step}"
-        kept = (
-            f"; the last good checkpoint {last_checkpoint} was kept"
-            if last_checkpoint
-            else "; no checkpoint was written"
-        )
-        super().__init__(
-            f"non-finite value at {where}: {', '.join(self.what)}. The update was not applied{kept}. "
-            "Try a smaller learning_rate, float64, or check the model's initial parameters."
-        )
-
-
 def _first_nonfinite_dense(name: str, array: np.ndarray) -> None:
     if not np.issubdtype(array.dtype, np.floating) and not np.issubdtype(array.dtype, np.complexfloating):
         return

@@ -121,13 +121,15 @@ def minibatch_dataset(
     seed: int,
     shuffle: bool,
     gather: bool = True,
+    skip: int = 0,
 ) -> tf.data.Dataset:
     """Minibatches (tuples like ``data``; sparse parts as ``tf.SparseTensor``) from ``tf.data``.
 
     With ``gather=False`` the dataset yields the row indices only (used with ``tf.distribute``,
-    where each replica gathers its own share of the rows).
+    where each replica gathers its own share of the rows). ``skip`` drops the first batches of
+    ``first_epoch`` (a run resumed from a mid-epoch checkpoint continues with the same batches).
     """
-    dataset = index_dataset(data.num_data, batch_size, first_epoch, last_epoch, seed, shuffle)
+    dataset = index_dataset(data.num_data, batch_size, first_epoch, last_epoch, seed, shuffle).skip(skip)
     if gather:
         dataset = dataset.map(data.gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     options = tf.data.Options()

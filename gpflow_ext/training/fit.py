@@ -1,38 +1,32 @@
 """The one training loop: :func:`fit` trains any GPflow model.
 
-* models with external data (``gpflow.models.ExternalDataTrainingLossMixin``: SVGP, MLGPF, SVDKL,
-  GPLVF ...) get minibatches ``model.training_loss(batch)`` from a ``tf.data`` pipeline
-  (:mod:`gpflow_ext.training.data`); dense numpy and ``scipy.sparse`` CSR inputs (the latter arrive
-  as ``tf.SparseTensor``);
-* models holding their data (``InternalDataTrainingLossMixin``: GPR, SGPR ...) train full batch;
-* compiled ``tf.function`` steps, tf_keras Adam by default (any tf_keras optimizer accepted);
-* TensorBoard via ``gpflow.monitor`` (:mod:`gpflow_ext.training.monitoring`), a tqdm progress bar;
-* ``tf.train.CheckpointManager`` resume, NaN/inf detection that never applies or saves a bad update;
-* an optional ``tf.distribute`` strategy for data parallelism.
+The loop is assembled from parts: an *update* (:mod:`.updates`: Adam by default, any tf_keras
+optimizer, grouped optimizers, natural gradients), the compiled *step* (:mod:`.step`, the only
+place gradients are applied), *callbacks* (:mod:`.callbacks`: progress, TensorBoard, metrics,
+checkpoints), *checkpoints* with run fingerprints and recovery (:mod:`.checkpoints`),
+``tf.distribute`` (:mod:`.distribute`) and ``tf.data`` input (:mod:`.data`).
 """
 import contextlib
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 
 import gpflow
 import numpy as np
 import tensorflow as tf
 from gpflow.keras import tf_keras
-from tqdm.auto import tqdm
 
-from .checks import (
-    NonFiniteObjectiveError,
-    check_data,
-    check_model,
-    check_positive_int,
-    check_positive_number,
-    uses_stateful_random_ops,
-)
+from .callbacks import Callback, Checkpointing, FunctionCallback, Metrics, ProgressBar, RunState, TensorBoard
+from .checkpoints import RESUME_CHOICES, RunCheckpoints, data_fingerprint
+from .checks import check_data, check_model, check_positive_int, check_positive_number, uses_stateful_random_ops
 from .data import ArrayData, minibatch_dataset, steps_per_epoch
+from .diagnosis import first_nonfinite_operation, nonfinite_culprits, variable_names
+from .distribute import DistributedStep, check_strategy, is_chief, split_rows
+from .errors import NonFiniteObjectiveError, TrainingStepError
 from .history import History
-from .monitoring import TrainingMonitor, call_flexibly
+from .step import make_step
+from .updates import as_update
 
 __all__ = ["fit"]
 
@@ -63,62 +57,88 @@ def _resolve_variables(model: tf.Module, variables: Optional[Sequence[Any]]) -> 
                 raise TypeError(
                     f"variables[{i}] must be a gpflow.Parameter, tf.Variable or tf.Module, got {type(item).__name__}"
                 )
-    unique, seen = [], set()
-    for variable in candidates:
-        if variable.ref() not in seen:
-            seen.add(variable.ref())
-            unique.append(variable)
+    unique = list({v.ref(): v for v in candidates}.values())
     if not unique:
         raise ValueError("there are no trainable variables to optimise (check gpflow.set_trainable / variables=)")
     return unique
 
 
-def _build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
-    """Create the optimizer's slot variables now (tf_keras ``build``; legacy ``_create_all_weights``)."""
-    if hasattr(optimizer, "build") and callable(optimizer.build):
-        if not getattr(optimizer, "_built", False):
-            optimizer.build(variables)
-    elif hasattr(optimizer, "_create_all_weights"):
-        optimizer._create_all_weights(variables)
+def _check_arguments(model, epochs, batch_size, checkpoint_every, checkpoint_every_steps, max_checkpoints,
+                     metrics_every, seed, optimizer, learning_rate, metrics, callbacks, dtype, resume, strategy):
+    check_model(model)
+    if strategy is not None and not isinstance(strategy, tf.distribute.Strategy):
+        raise TypeError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
+    ints = dict(
+        epochs=check_positive_int(epochs, "epochs", minimum=0),
+        batch_size=check_positive_int(batch_size, "batch_size", allow_none=True),
+        checkpoint_every=check_positive_int(checkpoint_every, "checkpoint_every"),
+        checkpoint_every_steps=check_positive_int(checkpoint_every_steps, "checkpoint_every_steps", allow_none=True),
+        max_checkpoints=check_positive_int(max_checkpoints, "max_checkpoints"),
+        metrics_every=check_positive_int(metrics_every, "metrics_every"),
+    )
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if optimizer is None and not isinstance(learning_rate, tf_keras.optimizers.schedules.LearningRateSchedule):
+        check_positive_number(learning_rate, "learning_rate", "a positive number or a schedule")
+    if metrics is not None and not isinstance(metrics, Mapping):
+        raise TypeError("metrics must be a mapping {name: function}")
+    callbacks = (callbacks,) if callable(callbacks) and not isinstance(callbacks, Callback) else tuple(callbacks)
+    for i, callback in enumerate(callbacks):
+        if not (isinstance(callback, Callback) or callable(callback)):
+            raise TypeError(f"callbacks[{i}] is not callable: {callback!r}")
+    dtype = tf.as_dtype(dtype if dtype is not None else gpflow.default_float())
+    if not dtype.is_floating:
+        raise ValueError(f"dtype must be a floating type (float32/float64), got {dtype.name}")
+    if not any(resume is choice for choice in RESUME_CHOICES) and resume != "auto":
+        raise ValueError(f"resume must be 'auto', True or False, got {resume!r}")
+    return ints, int(seed), callbacks, dtype
 
 
-def _default_log_every(n_steps: int) -> int:
-    # one gpflow.monitor call costs ~10-40 ms eagerly (summary ops + flush): once per epoch, at most every 100 steps
-    return max(1, min(n_steps, 100))
+def _training_arrays(model, data, batch_size):
+    """(arrays or None for internal-data models, N, batch size or None for full batch)."""
+    if isinstance(model, gpflow.models.InternalDataTrainingLossMixin):
+        if data is not None:
+            raise ValueError(
+                f"{type(model).__name__} holds its own data (InternalDataTrainingLossMixin); call fit(model, data=None)"
+            )
+        if batch_size is not None:
+            raise ValueError(f"{type(model).__name__} trains full batch; batch_size must be None")
+        return None, None, None
+    if data is None:
+        raise ValueError(f"{type(model).__name__} needs training data: fit(model, (X, Y), ...)")
+    arrays = check_data(data)
+    num_data = int(arrays[0].shape[0])
+    if batch_size is not None and batch_size >= num_data:
+        batch_size = None
+    model_num_data = getattr(model, "num_data", "absent")
+    if batch_size is not None and model_num_data is None:
+        raise ValueError(
+            f"{type(model).__name__}.num_data is None, so each minibatch would be treated as the whole "
+            f"data set; build the model with num_data={num_data} (N) to train with batch_size={batch_size}"
+        )
+    if isinstance(model_num_data, (int, np.integer)) and int(model_num_data) != num_data:
+        warnings.warn(
+            f"{type(model).__name__}.num_data={int(model_num_data)} but data has {num_data} rows; "
+            "the minibatch objective is scaled by num_data / batch size"
+        )
+    return arrays, num_data, batch_size
 
 
-def _variable_names(model: tf.Module, variables: Sequence[tf.Variable]) -> list:
-    """Readable names (GPflow parameter paths such as ``.kernel.variance``) for ``variables``."""
-    by_ref = {}
-    for path, leaf in gpflow.utilities.parameter_dict(model).items():
-        variable = leaf.unconstrained_variable if isinstance(leaf, gpflow.Parameter) else leaf
-        if isinstance(variable, tf.Variable):
-            by_ref.setdefault(variable.ref(), path)
-    return [by_ref.get(v.ref(), v.name) for v in variables]
-
-
-def _nonfinite_names(flags: np.ndarray, names: Sequence[str]) -> list:
-    out = []
-    if not flags[0]:
-        out.append("objective")
-    for ok, name in zip(flags[1:], names):
-        if not ok:
-            out.append(f"gradient of {name}")
-    return out
-
-
-def _finite_flags(loss: tf.Tensor, grads: Sequence[Any]) -> tf.Tensor:
-    flags = [tf.reduce_all(tf.math.is_finite(loss))]
-    for grad in grads:
-        values = grad.values if isinstance(grad, tf.IndexedSlices) else grad
-        flags.append(tf.reduce_all(tf.math.is_finite(values)))
-    return tf.stack(flags)  # [1 + num_variables] bool
-
-
-def _batch_size_of(part: Union[tf.Tensor, tf.SparseTensor]) -> tf.Tensor:
-    if isinstance(part, tf.SparseTensor):
-        return part.dense_shape[0]
-    return tf.shape(part, out_type=tf.int64)[0]
+def _fingerprint(model, variables, arrays, batch_size, n_steps, shuffle, seed, dtype, update) -> dict:
+    shapes = {path: [list(leaf.shape), leaf.dtype.name]
+              for path, leaf in gpflow.utilities.parameter_dict(model).items() if hasattr(leaf, "shape")}
+    return {
+        "model": type(model).__qualname__,
+        "variables": shapes,
+        "trained": variable_names(model, variables),
+        "data": data_fingerprint(arrays),
+        "batch_size": batch_size,
+        "steps_per_epoch": n_steps,
+        "shuffle": bool(shuffle),
+        "seed": seed,
+        "dtype": dtype.name,
+        "optimizer": update.config(),
+    }
 
 
 def fit(
@@ -131,18 +151,14 @@ def fit(
     learning_rate: float = 1e-2,
     logdir: Optional[Union[str, Path]] = None,
     checkpoint_dir: Optional[Union[str, Path]] = None,
+    resume: Union[str, bool] = "auto",
     checkpoint_every: int = 1,
+    checkpoint_every_steps: Optional[int] = None,
     max_checkpoints: int = 3,
     seed: int = 0,
-    callbacks: Sequence[Callable[..., Any]] = (),
+    callbacks: Sequence[Union[Callback, Callable[..., Any]]] = (),
     metrics: Optional[Mapping[str, Callable[..., float]]] = None,
     metrics_every: int = 1,
-    images: Optional[Mapping[str, Callable[..., None]]] = None,
-    images_every: Optional[int] = None,
-    image_kwargs: Optional[Mapping[str, Any]] = None,
-    log_every: Optional[int] = None,
-    log_parameters: Union[bool, Sequence[str]] = True,
-    monitor: Optional[Any] = None,
     progress: bool = True,
     compile: bool = True,
     dtype: Optional[Any] = None,
@@ -151,120 +167,66 @@ def fit(
     shuffle: bool = True,
     exact_random_resume: bool = True,
 ) -> History:
-    """Train ``model`` by minimising ``model.training_loss`` and return a :class:`History`.
+    """Train ``model`` by minimising ``model.training_loss`` and return its :class:`History`.
 
     :param model: any GPflow model. External-data models (SVGP & co.) are called as
         ``model.training_loss(batch)``; internal-data models (GPR, SGPR) as ``model.training_loss()``
         with ``data=None``.
     :param data: tuple of arrays with equal first dimension N (numpy or ``scipy.sparse``, CSR
         preferred). Each minibatch is a tuple of the same structure; sparse parts arrive as
-        ``tf.SparseTensor``. Floating arrays are cast to ``dtype``; integer arrays (row indices,
-        labels) keep their integer type and boolean arrays (masks) stay ``tf.bool``. NaN/inf is
-        rejected before training.
-    :param epochs: total number of epochs. With a checkpoint, training resumes at the saved epoch
-        and stops at ``epochs`` (re-running the same command continues where it stopped).
-    :param batch_size: minibatch size B (``None``: full batch). steps per epoch = ceil(N / B).
-    :param optimizer: any tf_keras optimizer (default ``tf_keras.optimizers.Adam(learning_rate)``;
-        ``learning_rate`` is ignored when an optimizer is given). With a ``strategy``, create it
-        inside ``strategy.scope()``.
-    :param logdir: TensorBoard folder (``tensorboard --logdir DIR``); ``None`` logs nothing.
-    :param checkpoint_dir: ``tf.train.CheckpointManager`` folder (default ``logdir/checkpoints``
-        when ``logdir`` is given). Holds model, optimizer state, epoch/step counters and the seed.
+        ``tf.SparseTensor``. Floating arrays are cast to ``dtype``; integer arrays keep their type and
+        boolean arrays (masks) stay ``tf.bool``. The data are checked before anything is traced.
+    :param epochs: total number of epochs of the run (a resumed run trains up to it).
+    :param batch_size: minibatch size B (``None``: full batch); steps per epoch = ceil(N / B).
+    :param optimizer: a tf_keras optimizer (default ``Adam(learning_rate)``), a
+        :class:`~gpflow_ext.training.GroupedOptimizer`, or an update such as
+        :class:`~gpflow_ext.training.NaturalGradientUpdate`. With a ``strategy``, create it inside
+        ``strategy.scope()``.
+    :param logdir: TensorBoard folder (``tensorboard --logdir DIR``); checkpoints go to
+        ``logdir/checkpoints`` unless ``checkpoint_dir`` is given. Pass a
+        :class:`~gpflow_ext.training.TensorBoard` callback to choose what is logged.
+    :param resume: with checkpoints in the folder: ``"auto"`` resumes when they were written by the
+        same run (same model structure, data, batch size, seed, optimizer configuration: the
+        fingerprint stored with each checkpoint) and refuses otherwise, naming the differences;
+        ``True`` requires a checkpoint; ``False`` starts afresh after moving the existing
+        checkpoints to ``previous-K/``. A finished run restores its parameters, says so, and returns
+        its History. Unreadable checkpoints are set aside with a warning and the newest readable
+        one is used.
     :param checkpoint_every: save every this many epochs (and after the last one).
-    :param seed: makes training reproducible: epoch ``e`` (1-based) shuffles with the stateless key
-        ``(seed, e)``. TF's global seed is set to ``seed * 1000003 + e`` before the first epoch of
-        the call, and before every epoch if the step has stateful random ops (see
-        ``exact_random_resume``), so Monte Carlo objectives are identical whether or not the run
-        was resumed.
-    :param callbacks: functions called eagerly after every ``metrics_every``-th epoch with any of
-        the keyword arguments ``model, epoch, step, history, objective`` they declare; a returned
-        ``dict`` of scalars is logged like ``metrics``.
-    :param metrics: ``{name: function}`` of user scalars (e.g. test accuracy), called eagerly every
-        ``metrics_every`` epochs (and after the last), logged to TensorBoard as ``metrics/<name>``
-        and stored in ``history.metrics``. Functions may take no arguments or any of those above.
-    :param images: ``{name: plot(fig, axes)}`` written through ``gpflow.monitor.ImageToTensorBoard``
-        every ``images_every`` epochs (default: ``metrics_every``); ``image_kwargs`` go to it.
-    :param log_every: objective and parameters to TensorBoard every this many steps (default:
-        once per epoch, or every 100 steps if epochs are longer).
-    :param log_parameters: ``True`` (kernel and likelihood parameters), ``False`` or a list of
-        keywords for ``ModelToTensorBoard``.
-    :param monitor: extra ``gpflow.monitor`` ``Monitor``/``MonitorTaskGroup``(s), called every step
-        with ``step, objective, model, epoch``.
+    :param checkpoint_every_steps: also save every this many steps within an epoch; a resumed run
+        continues mid-epoch with the same minibatches (bit-identical for steps whose randomness
+        lives in variables, such as ``tf.random.Generator``).
+    :param max_checkpoints: how many of the run's newest checkpoints to keep.
+    :param seed: epoch ``e`` (1-based) shuffles with the stateless key ``(seed, e)``; TF's global
+        seed is set to ``seed * 1000003 + e`` before the first epoch of the call, and before every
+        epoch if the step has stateful random ops (see ``exact_random_resume``).
+    :param callbacks: :class:`~gpflow_ext.training.Callback` objects, or functions called eagerly after
+        every ``metrics_every``-th epoch with any of ``model, epoch, step, history, objective``; a
+        returned ``dict`` of scalars is logged like ``metrics``.
+    :param metrics: ``{name: function}`` of user scalars every ``metrics_every`` epochs (and after
+        the last), logged as ``metrics/<name>`` and stored in ``history.metrics``.
     :param progress: show a tqdm bar with the objective.
     :param compile: wrap the step in ``tf.function`` (``False`` for eager debugging).
-    :param dtype: float type for floating data (default ``gpflow.default_float()``); must match the
-        model's parameters.
-    :param strategy: a ``tf.distribute`` strategy (e.g. ``MirroredStrategy``). Build the model inside
-        ``strategy.scope()``. Each replica's loss is weighted by its share of the global batch
-        (b_r / B), so the replica sum equals the single-device minibatch objective.
+    :param dtype: float type for floating data (default ``gpflow.default_float()``).
+    :param strategy: a ``tf.distribute`` strategy; build the model inside ``strategy.scope()``.
+        Each replica's loss is weighted by its share of the global batch, so the result equals the
+        single-device run. Only the chief writes checkpoints and logs.
     :param variables: train only these (Parameters, tf.Variables or Modules); default all trainable.
     :param shuffle: reshuffle rows every epoch.
-    :param exact_random_resume: if the compiled step contains stateful random ops (e.g. a Monte
-        Carlo ELBO using ``tf.random.normal``), retrace it once per epoch under the epoch's seed
-        so that a resumed run draws the same numbers as an uninterrupted one (costs one tracing
-        per epoch; ``False`` traces once and keeps one continuous random stream, reproducible from
-        scratch but not across a resume). Steps without stateful random ops are traced once.
-    :raises NonFiniteObjectiveError: (a ``FloatingPointError``) when the objective or a gradient is
-        NaN/inf; the update is not applied and the last checkpoint is left as it was.
+    :param exact_random_resume: if the step contains stateful random ops (``tf.random.normal``),
+        retrace it once per epoch under the epoch's seed so that a run resumed at an epoch boundary
+        draws the same numbers as an uninterrupted one (``False``: trace once).
+    :raises NonFiniteObjectiveError: when the objective or a gradient is NaN/inf; the update is not
+        applied, the error names the culprit, and the last checkpoint is left as it was.
+    :raises TrainingStepError: when the model fails on a minibatch (cause first, then epoch and step).
     """
-    # ---------------------------------------------------------------- argument checks (eager, early)
-    check_model(model)
-    epochs = check_positive_int(epochs, "epochs", minimum=0)
-    batch_size = check_positive_int(batch_size, "batch_size", allow_none=True)
-    checkpoint_every = check_positive_int(checkpoint_every, "checkpoint_every")
-    max_checkpoints = check_positive_int(max_checkpoints, "max_checkpoints")
-    metrics_every = check_positive_int(metrics_every, "metrics_every")
-    images_every = check_positive_int(images_every, "images_every", allow_none=True) or metrics_every
-    log_every = check_positive_int(log_every, "log_every", allow_none=True)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    seed = int(seed)
-    if optimizer is None and not isinstance(learning_rate, tf_keras.optimizers.schedules.LearningRateSchedule):
-        check_positive_number(learning_rate, "learning_rate", "a positive number or a schedule")
-    if metrics is not None and not isinstance(metrics, Mapping):
-        raise TypeError("metrics must be a mapping {name: function}")
-    if images is not None and not isinstance(images, Mapping):
-        raise TypeError("images must be a mapping {name: plot(fig, axes)}")
-    if callable(callbacks):
-        callbacks = (callbacks,)
-    for i, callback in enumerate(callbacks):
-        if not callable(callback):
-            raise TypeError(f"callbacks[{i}] is not callable: {callback!r}")
-    dtype = tf.as_dtype(dtype if dtype is not None else gpflow.default_float())
-    if not dtype.is_floating:
-        raise ValueError(f"dtype must be a floating type (float32/float64), got {dtype.name}")
-
-    internal = isinstance(model, gpflow.models.InternalDataTrainingLossMixin)
-    if internal:
-        if data is not None:
-            raise ValueError(
-                f"{type(model).__name__} holds its own data (InternalDataTrainingLossMixin); call fit(model, data=None)"
-            )
-        if batch_size is not None:
-            raise ValueError(f"{type(model).__name__} trains full batch; batch_size must be None")
-        array_data = None
-        num_data = None
-        n_steps = 1
-    else:
-        if data is None:
-            raise ValueError(f"{type(model).__name__} needs training data: fit(model, (X, Y), ...)")
-        arrays = check_data(data)
-        num_data = int(arrays[0].shape[0])
-        if batch_size is not None and batch_size >= num_data:
-            batch_size = None
-        model_num_data = getattr(model, "num_data", "absent")
-        if batch_size is not None and model_num_data is None:
-            raise ValueError(
-                f"{type(model).__name__}.num_data is None, so each minibatch would be treated as the whole "
-                f"data set; build the model with num_data={num_data} (N) to train with batch_size={batch_size}"
-            )
-        if isinstance(model_num_data, (int, np.integer)) and int(model_num_data) != num_data:
-            warnings.warn(
-                f"{type(model).__name__}.num_data={int(model_num_data)} but data has {num_data} rows; "
-                "the minibatch objective is scaled by num_data / batch size"
-            )
-        n_steps = steps_per_epoch(num_data, batch_size)
-
+    ints, seed, callbacks, dtype = _check_arguments(
+        model, epochs, batch_size, checkpoint_every, checkpoint_every_steps, max_checkpoints, metrics_every,
+        seed, optimizer, learning_rate, metrics, callbacks, dtype, resume, strategy)
+    epochs = ints["epochs"]
+    arrays, num_data, batch_size = _training_arrays(model, data, ints["batch_size"])
+    internal = arrays is None
+    n_steps = 1 if internal else steps_per_epoch(num_data, batch_size)
     variables = _resolve_variables(model, variables)
     mismatched = [f"{v.name} ({v.dtype.name})" for v in variables if v.dtype.is_floating and v.dtype != dtype]
     if mismatched:
@@ -272,290 +234,191 @@ def fit(
             f"the model's parameters {mismatched[:3]} do not have dtype={dtype.name}; build the model under "
             "gpflow.config.as_context(gpflow.config.Config(float=...)) or pass the matching dtype="
         )
-    if not internal:
-        array_data = ArrayData(arrays, dtype)
+    array_data = None if internal else ArrayData(arrays, dtype)
+
+    # ---------------------------------------------------------------- update and its stages
     if strategy is not None:
-        if not isinstance(strategy, tf.distribute.Strategy):
-            raise TypeError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
-        outside = [v.name for v in variables if not strategy.extended.variable_created_in_scope(v)]
-        if outside:
-            raise ValueError(
-                f"strategy given but the model variables {outside[:3]} were created outside strategy.scope(); "
-                "build the model inside `with strategy.scope():`"
-            )
-    if log_every is None:
-        log_every = _default_log_every(n_steps)
+        check_strategy(strategy, variables)
+    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+        update = as_update(optimizer, learning_rate)
+        update.build(model, variables)  # slots exist before restore and before tracing
+    stages = update.stages(model, variables)
+    if strategy is not None:
+        check_strategy(strategy, variables, stages)
+    trained = [v for stage in stages for v in stage.variables]  # the order of the gradient flags
 
-    # ---------------------------------------------------------------- optimizer, counters, checkpoint
-    scope = strategy.scope() if strategy is not None else contextlib.nullcontext()
-    with scope:
-        if optimizer is None:
-            optimizer = tf_keras.optimizers.Adam(learning_rate=learning_rate)
-        if not hasattr(optimizer, "apply_gradients"):
-            raise TypeError(f"optimizer must have apply_gradients (a tf_keras optimizer), got {type(optimizer).__name__}")
-        _build_optimizer(optimizer, variables)  # slots exist before restore and before tracing
-    epoch_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
-    step_counter = tf.Variable(0, dtype=tf.int64, trainable=False, name="step")
-    seed_record = tf.Variable(seed, dtype=tf.int64, trainable=False, name="seed")
-
+    # ---------------------------------------------------------------- checkpoints and resume
+    counters = dict(
+        epoch=tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch"),
+        step=tf.Variable(0, dtype=tf.int64, trainable=False, name="step"),
+        epoch_step=tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch_step"),
+        epoch_loss_sum=tf.Variable(0.0, dtype=tf.float64, trainable=False, name="epoch_loss_sum"),
+        history=tf.Variable("", dtype=tf.string, trainable=False, name="history"),
+    )
+    fingerprint = tf.Variable("", dtype=tf.string, trainable=False, name="fingerprint")
     if checkpoint_dir is None and logdir is not None:
         checkpoint_dir = Path(logdir) / "checkpoints"
-    manager = None
-    resumed_from = None
+    writer = is_chief(strategy)
+    history = History(steps_per_epoch=n_steps, logdir=None if logdir is None else str(logdir))
+    checkpoints = None
     if checkpoint_dir is not None:
-        checkpoint = tf.train.Checkpoint(
-            model=model, optimizer=optimizer, epoch=epoch_counter, step=step_counter, seed=seed_record
+        checkpoints = RunCheckpoints(
+            checkpoint_dir,
+            tf.train.Checkpoint(model=model, optimizer=update.trackable, fingerprint=fingerprint, **counters),
+            fingerprint,
+            _fingerprint(model, trained, arrays, batch_size, n_steps, shuffle, seed, dtype, update),
+            ints["max_checkpoints"],
+            writer=writer,
         )
-        manager = tf.train.CheckpointManager(checkpoint, str(checkpoint_dir), max_to_keep=max_checkpoints)
-        if manager.latest_checkpoint:
-            resumed_from = manager.latest_checkpoint
-            try:
-                checkpoint.restore(resumed_from).assert_existing_objects_matched()
-            except (AssertionError, ValueError, tf.errors.InvalidArgumentError) as err:
-                raise ValueError(
-                    f"checkpoint {resumed_from} does not match this model/optimizer (different architecture?); "
-                    f"use another checkpoint_dir or delete it: {err}"
-                ) from err
-            if int(seed_record.numpy()) != seed:
-                warnings.warn(
-                    f"resuming from {resumed_from} saved with seed={int(seed_record.numpy())} but seed={seed}; "
-                    "the remaining epochs will not match an uninterrupted run"
-                )
-                seed_record.assign(seed)
-    start_epoch = int(epoch_counter.numpy())
-    if resumed_from is not None:
-        print(f"fit: resumed from {resumed_from} at epoch {start_epoch} (step {int(step_counter.numpy())})")
+        history.resumed_from = history.last_checkpoint = checkpoints.restore(resume)
+        history.restore_json(counters["history"].numpy().decode())
+    run = RunState(model=model, history=history, epochs=epochs, steps_per_epoch=n_steps,
+                   logdir=history.logdir, writer=writer,
+                   epoch=int(counters["epoch"].numpy()), step=int(counters["step"].numpy()),
+                   epoch_step=int(counters["epoch_step"].numpy()),
+                   epoch_loss_sum=float(counters["epoch_loss_sum"].numpy()))
+    history.start_epoch = run.epoch
+    if history.resumed_from is not None:
+        where = f"epoch {run.epoch}" + (f" + {run.epoch_step} step(s)" if run.epoch_step else "")
+        if run.epoch >= epochs:
+            print(f"fit: {history.resumed_from} already holds epoch {run.epoch} of {epochs}: restored it, "
+                  "nothing left to train (resume=False trains afresh, a larger epochs= continues)")
+        else:
+            print(f"fit: resumed from {history.resumed_from} at {where} (step {run.step})")
 
-    # ---------------------------------------------------------------- compiled step
-    def maybe_compile(function, signature=None):
+    # ---------------------------------------------------------------- callbacks
+    parts: List[Callback] = [ProgressBar(progress)]
+    if checkpoints is not None:
+        parts.append(Checkpointing(checkpoints, counters, ints["checkpoint_every"], ints["checkpoint_every_steps"]))
+    if not any(isinstance(c, TensorBoard) for c in callbacks):
+        parts.append(TensorBoard())
+    if metrics:
+        parts.append(Metrics(metrics, ints["metrics_every"]))
+    parts += [c if isinstance(c, Callback) else FunctionCallback(c, ints["metrics_every"]) for c in callbacks]
+
+    if run.epoch >= epochs:
+        return history
+    _train(run, model, update, stages, trained, array_data, strategy, parts, checkpoints, internal, dtype,
+           seed, shuffle, batch_size or num_data, compile, exact_random_resume)
+    return history
+
+
+def _train(run, model, update, stages, trained, array_data, strategy, parts, checkpoints, internal, dtype,
+           seed, shuffle, batch_size, compile, exact_random_resume) -> None:
+    """The loop over epochs and steps (``fit`` has checked and prepared everything)."""
+
+    def compiled(function, signature=None):
         if not compile:
             return function
         if signature is not None:  # batch dimension None: one tracing for full and short batches
             return tf.function(function, input_signature=signature)
         return tf.function(function, reduce_retracing=True)
 
-    def loss_and_grads(batch: Optional[tuple], weight: Optional[tf.Tensor] = None):
-        with tf.GradientTape(watch_accessed_variables=False) as tape:
-            tape.watch(variables)
-            loss = model.training_loss() if batch is None else model.training_loss(batch)
-            if weight is not None:
-                loss = loss * tf.cast(weight, loss.dtype)
-        grads = tape.gradient(loss, variables)
-        grads = [tf.zeros_like(v) if g is None else g for g, v in zip(grads, variables)]
-        return loss, grads
-
-    if strategy is None:
-        # One call per step: the update is applied only if objective and gradients are finite
-        # (the optimizer's slots were built above, so nothing is created inside the cond).
-
-        def compute(batch):
-            loss, grads = loss_and_grads(batch)
-            flags = _finite_flags(loss, grads)
-
-            def update():
-                optimizer.apply_gradients(zip(grads, variables))
-                return tf.constant(True)
-
-            tf.cond(tf.reduce_all(flags), update, lambda: tf.constant(False))
-            return loss, flags
-
-        apply = None
-
-    else:
-        replicas = strategy.num_replicas_in_sync
-
-        def replica_compute(rows):
-            if rows is None:  # internal data: every replica evaluates the full objective / R
-                loss, grads = loss_and_grads(None, tf.constant(1.0 / replicas, dtype))
-                return loss, grads, tf.cast(tf.logical_not(_finite_flags(loss, grads)), tf.int32)
-            batch = array_data.gather(rows)
-            local = tf.cast(tf.shape(rows)[0], dtype)
-            total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
-
-            def weighted():
-                loss, grads = loss_and_grads(batch, local / total)
-                return loss, [tf.convert_to_tensor(g) for g in grads]  # IndexedSlices -> dense for tf.cond
-
-            def empty():  # a replica that got no rows from a short last batch
-                return tf.zeros((), dtype), [tf.zeros_like(v) for v in variables]
-
-            loss, grads = tf.cond(local > 0, weighted, empty)
-            return loss, grads, tf.cast(tf.logical_not(_finite_flags(loss, grads)), tf.int32)
-
-        def compute(rows):
-            loss, grads, bad = strategy.run(replica_compute, args=(rows,))
-            loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
-            bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)  # [1 + V] replicas failing
-            return loss, grads, tf.equal(bad, 0)  # [] total objective, per-replica grads, [1 + V] flags
-
-        def two_phase_apply(grads):
-            strategy.run(lambda g: optimizer.apply_gradients(zip(g, variables)), args=(grads,))
-
-        # Two calls per step: all replicas must agree on applying, so the finite check runs in between.
-        apply = maybe_compile(two_phase_apply)
-        strategy_compute = compute
-
-        def compute(rows):
-            loss, grads, flags = strategy_compute(rows)
-            return loss, (grads, flags)
-
-    step_function = compute
-    # ---------------------------------------------------------------- input pipeline
-    signature = None
-    if array_data is None:
-        batches = iter(())
-    else:
-        dataset = minibatch_dataset(
-            array_data,
-            batch_size or num_data,
-            start_epoch + 1,  # 1-based epoch numbers key the shuffle
-            max(start_epoch, epochs) + 1,
-            seed,
-            shuffle,
-            gather=strategy is None,
-        )
+    batches, signature = iter(()), None
+    if not internal:
+        dataset = minibatch_dataset(array_data, batch_size, run.epoch + 1, run.epochs + 1, seed, shuffle,
+                                    gather=strategy is None, skip=run.epoch_step)
         batches = iter(dataset)
-        if strategy is None:
-            signature = [dataset.element_spec]
-    compute = maybe_compile(step_function, signature)
+        signature = [dataset.element_spec] if strategy is None else None
+    if strategy is None:
+        step_function, apply = make_step(model, stages, internal), None
+    else:
+        distributed = DistributedStep(strategy, model, stages[0], array_data.gather if array_data else None,
+                                      dtype, internal)
+        step_function, apply = distributed.compute, compiled(distributed.apply)
+    compute = compiled(step_function, signature)
 
     def next_input():
-        if array_data is None:
-            return None
+        if internal:
+            return None, None
         item = next(batches)
-        if strategy is None:
-            return item
-        rows = item
+        return item, (item if strategy is None else split_rows(strategy, item))
 
-        def split(context):  # contiguous share of the global batch for this replica
-            n = tf.shape(rows)[0]
-            r, count = context.replica_id_in_sync_group, context.num_replicas_in_sync
-            return rows[(r * n) // count : ((r + 1) * n) // count]
-
-        return strategy.experimental_distribute_values_from_function(split)
-
-    # ---------------------------------------------------------------- loop
-    history = History(
-        steps_per_epoch=n_steps,
-        start_epoch=start_epoch,
-        resumed_from=resumed_from,
-        last_checkpoint=manager.latest_checkpoint if manager else None,
-        logdir=str(logdir) if logdir is not None else None,
-    )
-    metric_functions = dict(metrics or {})
-    training_monitor = TrainingMonitor(
-        str(logdir) if logdir is not None else None,
-        model,
-        log_every=log_every,
-        log_parameters=log_parameters,
-        metric_names=list(metric_functions),
-        images=images,
-        image_kwargs=image_kwargs,
-        extra=monitor,
-    )
-    if logdir is not None:
-        Path(logdir).mkdir(parents=True, exist_ok=True)
-    remaining = max(0, epochs - start_epoch) * n_steps
-    bar = tqdm(
-        total=remaining,
-        desc=f"fit {type(model).__name__}",
-        unit="step",
-        disable=not progress or remaining == 0,
-        dynamic_ncols=True,
-        leave=True,
-    )
-    step = int(step_counter.numpy())
-    first_call = True
-    retrace_each_epoch = False
-    epoch = start_epoch
+    for part in parts:
+        part.on_train_begin(run)
+    data_shapes = "internal data" if internal else array_data.shapes()
+    retrace_each_epoch, first_call, first_epoch = False, True, run.epoch + 1
     try:
-        for epoch in range(start_epoch + 1, epochs + 1):  # 1-based epoch being trained
-            if epoch == start_epoch + 1 or retrace_each_epoch or not compile:
-                # (set_seed also clears TF's kernel cache, which re-instantiates compiled functions:
-                # done only when random ops need it, it costs about as much as a tracing)
+        for epoch in range(first_epoch, run.epochs + 1):  # 1-based epoch being trained
+            if epoch == first_epoch or retrace_each_epoch or not compile:
                 tf.random.set_seed(seed * _SEED_STRIDE + epoch)
-            if retrace_each_epoch and epoch > start_epoch + 1:
+            if retrace_each_epoch and epoch > first_epoch:
                 # stateful random ops bake their seeds in at tracing: a fresh trace per epoch makes
                 # epoch e's random numbers depend on (seed, e) only, hence identical after a resume
-                compute = maybe_compile(step_function, signature)
+                compute = compiled(step_function, signature)
             started = time.perf_counter()
-            epoch_losses = []
-            for _ in range(n_steps):
-                inputs = next_input()
-                if first_call:
-                    first_call = False
-                    try:  # first call traces: turn errors from inside the model into a clear one
-                        loss, flags = compute(inputs)
-                        if compile and exact_random_resume:
-                            retrace_each_epoch = uses_stateful_random_ops(compute.get_concrete_function(inputs).graph)
-                    except (NonFiniteObjectiveError, KeyboardInterrupt):
-                        raise
-                    except Exception as err:
-                        shapes = array_data.shapes() if array_data is not None else "internal data"
-                        raise ValueError(
-                            f"{type(model).__name__}.training_loss failed on a minibatch built from data with "
-                            f"shapes {shapes} (dtype {dtype.name}): {type(err).__name__}: {err}"
-                        ) from err
-                else:
-                    loss, flags = compute(inputs)
+            while run.epoch_step < run.steps_per_epoch:
+                global_input, inputs = next_input()
+                try:
+                    loss, flags = compute(inputs) if not internal else compute()
+                    if first_call and compile and exact_random_resume:
+                        graph = (compute.get_concrete_function(inputs) if not internal
+                                 else compute.get_concrete_function()).graph
+                        retrace_each_epoch = uses_stateful_random_ops(graph)
+                        if retrace_each_epoch and run.epoch_step and run.history.resumed_from:
+                            warnings.warn("resumed mid-epoch with a step that has stateful random ops: the rest of "
+                                          f"epoch {epoch} draws other random numbers than an uninterrupted run")
+                except (NonFiniteObjectiveError, KeyboardInterrupt):
+                    raise
+                except (tf.errors.OpError, ValueError, TypeError, IndexError, KeyError) as err:
+                    raise TrainingStepError(err, type(model).__name__, epoch, run.step + 1, data_shapes) from err
+                first_call = False
                 if apply is not None:
                     grads, flags = flags
                 flags = np.asarray(flags)
                 if not flags.all():
-                    raise NonFiniteObjectiveError(
-                        epoch,
-                        step + 1,
-                        _nonfinite_names(flags, _variable_names(model, variables)) if flags.size > 1 else ["objective or gradient"],
-                        manager.latest_checkpoint if manager else None,
-                    )
+                    _raise_nonfinite(model, trained, flags, epoch, run.step + 1, checkpoints, internal,
+                                     array_data, global_input, strategy)
                 if apply is not None:
                     apply(grads)
-                step += 1
-                value = float(loss)
-                epoch_losses.append(value)
-                bar.update(1)
-                bar.set_postfix(epoch=f"{epoch}/{epochs}", objective=f"{value:.5g}", refresh=False)
-                training_monitor.on_step(step, objective=value, model=model, epoch=epoch)
-            seconds = time.perf_counter() - started
-            epoch_objective = float(np.mean(epoch_losses))
-            epoch_counter.assign(epoch)
-            step_counter.assign(step)
+                run.step += 1
+                run.epoch_step += 1
+                run.objective = float(loss)
+                run.epoch_loss_sum += run.objective
+                for part in parts:
+                    part.on_step_end(run)
+            run.seconds = time.perf_counter() - started
+            run.epoch_objective = run.epoch_loss_sum / run.steps_per_epoch
+            run.epoch, run.epoch_step, run.epoch_loss_sum = epoch, 0, 0.0
+            history = run.history
             history.epochs.append(epoch)
-            history.objective.append(epoch_objective)
-            history.seconds_per_epoch.append(seconds)
-            history.steps.append(step)
-            training_monitor.on_epoch(step, epoch_objective=epoch_objective, seconds_per_epoch=seconds)
-            last = epoch == epochs
-            if manager is not None and (epoch % checkpoint_every == 0 or last):
-                history.last_checkpoint = manager.save(checkpoint_number=epoch)
-            if metric_functions or callbacks:
-                if epoch % metrics_every == 0 or last:
-                    context = dict(model=model, epoch=epoch, step=step, history=history, objective=epoch_objective)
-                    values: Dict[str, float] = {}
-                    for name, function in metric_functions.items():
-                        values[name] = float(call_flexibly(function, **context))
-                    for callback in callbacks:
-                        returned = call_flexibly(callback, **context)
-                        if isinstance(returned, Mapping):
-                            values.update({str(k): float(v) for k, v in returned.items()})
-                    if values:
-                        for name, value in values.items():
-                            history.metrics.setdefault(name, []).append(value)
-                        history.metric_epochs.append(epoch)
-                        training_monitor.add_metric_names(values)
-                        training_monitor.on_metrics(step, values)
-                        shown = ", ".join(f"{k}={v:.4g}" for k, v in values.items())
-                        bar.write(f"epoch {epoch}: objective={epoch_objective:.6g} {shown}")
-            if images and (epoch % images_every == 0 or last):
-                training_monitor.on_images(step)
+            history.objective.append(run.epoch_objective)
+            history.seconds_per_epoch.append(run.seconds)
+            history.steps.append(run.step)
+            values = {}
+            for part in parts:
+                values.update(part.on_epoch_end(run) or {})
+            if values:
+                for name, value in values.items():
+                    history.metrics.setdefault(name, []).append(value)
+                history.metric_epochs.append(epoch)
+                for part in parts:
+                    part.on_metrics(run, values)
     except KeyboardInterrupt:
-        bar.close()
-        where = manager.latest_checkpoint if manager is not None else None
-        print(
-            f"fit: interrupted in epoch {epoch} at step {step}; "
-            + (f"re-run the same command to resume from {where}" if where else "no checkpoint (pass logdir= or checkpoint_dir=)")
-        )
+        for part in parts:
+            part.on_train_end(run)
+        where = f"in epoch {run.current_epoch} at step {run.step}"
+        if checkpoints is None:
+            print(f"fit: interrupted {where}; no checkpoint (pass logdir= or checkpoint_dir=)")
+        elif checkpoints.latest is None:
+            print(f"fit: interrupted {where}; no checkpoint was written yet in {checkpoints.directory} "
+                  "(re-running starts from the beginning)")
+        else:
+            print(f"fit: interrupted {where}; re-run the same command to resume from {checkpoints.latest}")
         raise
-    finally:
-        bar.close()
-    return history
+    for part in parts:
+        part.on_train_end(run)
+
+
+def _raise_nonfinite(model, trained, flags, epoch, step, checkpoints, internal, array_data, rows, strategy):
+    """Name the culprit (values, then gradients; the first non-finite op from an eager re-run)."""
+    what = nonfinite_culprits(model, trained, flags)
+    origin = None
+    if internal:
+        origin = first_nonfinite_operation(lambda: model.training_loss())
+    elif strategy is None:
+        origin = first_nonfinite_operation(lambda: model.training_loss(rows))
+    else:
+        batch = array_data.gather(rows)
+        origin = first_nonfinite_operation(lambda: model.training_loss(batch))
+    raise NonFiniteObjectiveError(epoch, step, what, checkpoints.latest if checkpoints else None, origin)

@@ -1,20 +1,27 @@
 """What :func:`gpflow_ext.training.fit` returns."""
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
 import numpy as np
 
+__all__ = ["History"]
+
+_RECORDED = ("epochs", "objective", "seconds_per_epoch", "steps", "metrics", "metric_epochs")
+
 
 @dataclass
 class History:
-    """Per-epoch record of one ``fit`` call (epochs restored from a checkpoint are not repeated).
+    """Per-epoch record of a training run, across resumes: a resumed ``fit`` call starts from the
+    epochs stored in its checkpoint, so ``objective`` always covers epochs 1..last.
 
-    * ``epochs`` -- 1-based numbers of the epochs trained in this call;
+    * ``epochs`` -- 1-based epoch numbers;
     * ``objective`` -- mean minibatch objective (``model.training_loss``) over each epoch;
-    * ``seconds_per_epoch`` -- wall-clock seconds of the training steps of each epoch (the first one
-      includes tracing/compilation; monitoring, metrics and checkpoint writing are excluded);
+    * ``seconds_per_epoch`` -- wall-clock seconds of the training steps of each epoch (the first
+      epoch of each call includes tracing; monitoring, metrics and checkpoint writing excluded);
     * ``steps`` -- global update count at the end of each epoch;
-    * ``metrics`` -- ``{name: [value per evaluation]}`` and ``metric_epochs`` the epochs they were taken at.
+    * ``metrics`` -- ``{name: [value per evaluation]}`` taken at ``metric_epochs``;
+    * ``start_epoch`` -- epochs already done when this call began (restored from ``resumed_from``).
     """
 
     epochs: List[int] = field(default_factory=list)
@@ -33,22 +40,29 @@ class History:
     def final_objective(self) -> float:
         return self.objective[-1] if self.objective else float("nan")
 
+    @property
+    def trained_epochs(self) -> List[int]:
+        """The epochs trained by this call (not restored)."""
+        return [e for e in self.epochs if e > self.start_epoch]
+
     def median_seconds_per_epoch(self, skip_first: bool = True) -> float:
-        """Median over epochs, skipping the first one (tracing) when there are others."""
-        times = self.seconds_per_epoch[1:] if skip_first and len(self.seconds_per_epoch) > 1 else self.seconds_per_epoch
+        """Median over the epochs trained by this call, skipping its first one (tracing) when there
+        are others."""
+        times = [s for e, s in zip(self.epochs, self.seconds_per_epoch) if e > self.start_epoch]
+        times = times[1:] if skip_first and len(times) > 1 else times
         return float(np.median(times)) if times else float("nan")
 
     def as_dict(self) -> Dict[str, object]:
-        return {
-            "epochs": list(self.epochs),
-            "objective": list(self.objective),
-            "seconds_per_epoch": list(self.seconds_per_epoch),
-            "steps": list(self.steps),
-            "metrics": {k: list(v) for k, v in self.metrics.items()},
-            "metric_epochs": list(self.metric_epochs),
-            "steps_per_epoch": self.steps_per_epoch,
-            "start_epoch": self.start_epoch,
-            "resumed_from": self.resumed_from,
-            "last_checkpoint": self.last_checkpoint,
-            "logdir": self.logdir,
-        }
+        return asdict(self)
+
+    def to_json(self) -> str:
+        """The recorded curves (what a checkpoint stores)."""
+        return json.dumps({key: getattr(self, key) for key in _RECORDED})
+
+    def restore_json(self, text: str) -> None:
+        """Take the recorded curves from :meth:`to_json` output (empty text: nothing recorded)."""
+        if not text:
+            return
+        recorded = json.loads(text)
+        for key in _RECORDED:
+            setattr(self, key, recorded.get(key, getattr(self, key)))

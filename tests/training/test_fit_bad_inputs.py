@@ -88,12 +88,14 @@ def test_minibatching_a_model_without_num_data_is_refused(th):
 def test_wrong_feature_dimension_is_reported_with_shapes(th):
     X, Y = th.regression_data(n=20, d=2)
     model = th.svgp(np.zeros((20, 3)))  # inducing points in 3-D, data in 2-D
-    with pytest.raises(ValueError, match=r"SVGP.training_loss failed on a minibatch built from data with shapes \(20, 2\), \(20, 1\)"):
+    with pytest.raises(ValueError, match=r"^ValueError: Dimensions must be equal.* raised by SVGP.training_loss in epoch 1, "
+                                         r"step 1, on a minibatch built from data with shapes \(20, 2\), \(20, 1\)"):
         fit(model, (X, Y), epochs=1, progress=False)
 
 
 def test_checkpoint_of_another_model_is_refused(th, tmp_path):
     X, Y = th.regression_data(n=20)
     fit(th.svgp(X, num_inducing=6), (X, Y), epochs=1, checkpoint_dir=tmp_path, progress=False)
-    with pytest.raises(ValueError, match=r"checkpoint .*ckpt-1 does not match this model"):
+    with pytest.raises(ValueError, match=r"checkpoint .*ckpt-1 was written by a different run: "
+                                         r"variables.inducing_variable.Z: saved \[\[6, 2\], 'float64'\], now \[\[4, 2\]"):
         fit(th.svgp(X, num_inducing=4), (X, Y), epochs=2, checkpoint_dir=tmp_path, progress=False)

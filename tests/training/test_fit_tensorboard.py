@@ -4,7 +4,7 @@ import tensorflow as tf
 from gpflow.monitor import ExecuteCallback, MonitorTaskGroup
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from gpflow_ext.training import fit
+from gpflow_ext.training import TensorBoard, fit
 
 
 def test_event_files_contain_scalars_parameters_metrics_and_images(th, tmp_path):
@@ -17,9 +17,10 @@ def test_event_files_contain_scalars_parameters_metrics_and_images(th, tmp_path)
     calls = []
     extra = MonitorTaskGroup(ExecuteCallback(lambda epoch=None, objective=None, **_: calls.append((epoch, objective))), period=3)
     history = fit(
-        model, (X, Y), epochs=3, batch_size=10, logdir=tmp_path, log_every=2, monitor=extra,
+        model, (X, Y), epochs=3, batch_size=10, logdir=tmp_path,
+        callbacks=[TensorBoard(log_every=2, monitor=extra, images={"fit_plot": plot}, images_every=3)],
         metrics={"test_rmse": lambda model: float(np.sqrt(np.mean((model.predict_f(X)[0].numpy() - Y) ** 2)))},
-        images={"fit_plot": plot}, images_every=3, progress=False,
+        progress=False,
     )
     accumulator = EventAccumulator(str(tmp_path), size_guidance={"scalars": 0, "tensors": 0, "images": 0})
     accumulator.Reload()

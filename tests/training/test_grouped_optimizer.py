@@ -53,7 +53,7 @@ def test_fit_freezes_nothing_and_resumes_from_a_checkpoint(rng, tmp_path):
     fit(m, (X, Y), epochs=2, batch_size=10, optimizer=opt, checkpoint_dir=tmp_path, progress=False)
     assert [int(o.iterations.numpy()) for o in opt.optimizers] == [4, 4]
     history = fit(m, (X, Y), epochs=3, batch_size=10, optimizer=optimizer(), checkpoint_dir=tmp_path, progress=False)
-    assert history.epochs == [3]  # resumed after epoch 2 with both groups' Adam slots restored
+    assert history.trained_epochs == [3]  # resumed after epoch 2 with both groups' Adam slots restored
 
 
 def test_bad_groups_are_named():

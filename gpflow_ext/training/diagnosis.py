@@ -1,0 +1,110 @@
+"""Readable names for a model's variables and the culprit of a non-finite training step.
+
+Names follow ``gpflow.utilities.parameter_dict`` (``.kernel.lengthscales``), except tf_keras weights,
+whose tracking paths (``._self_tracked_trackables[2]._trainable_weights[0]``) are replaced by the
+layer and weight names (``.feature_extractor/dense_2/kernel``).
+"""
+import re
+from typing import Any, Callable, List, Optional, Sequence
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+
+__all__ = ["variable_names", "nonfinite_culprits", "first_nonfinite_operation"]
+
+_KERAS_PATH = re.compile(r"\._(self_tracked_trackables|trainable_weights|non_trainable_weights|layers)\b")
+
+
+def _readable(path: str, variable: tf.Variable) -> str:
+    match = _KERAS_PATH.search(path)
+    if match is None:
+        return path
+    owner = path[: match.start()]  # the gpflow attribute path of the Keras object
+    return f"{owner}/{variable.name.split(':')[0]}"
+
+
+def variable_names(model: tf.Module, variables: Sequence[tf.Variable]) -> List[str]:
+    """Readable names for ``variables`` (parameters of ``model`` or not)."""
+    by_ref = {}
+    for path, leaf in gpflow.utilities.parameter_dict(model).items():
+        variable = leaf.unconstrained_variable if isinstance(leaf, gpflow.Parameter) else leaf
+        if isinstance(variable, tf.Variable):
+            by_ref.setdefault(variable.ref(), _readable(path, variable))
+    return [by_ref.get(v.ref(), v.name.split(":")[0]) for v in variables]
+
+
+def _constrained_values(model: tf.Module) -> dict:
+    """``{unconstrained variable ref: constrained value}`` for the model's Parameters."""
+    out = {}
+    for parameter in model.trainable_parameters if hasattr(model, "trainable_parameters") else []:
+        out[parameter.unconstrained_variable.ref()] = parameter
+    return out
+
+
+def nonfinite_culprits(
+    model: tf.Module, variables: Sequence[tf.Variable], flags: np.ndarray
+) -> List[str]:
+    """What went non-finite, culprits first.
+
+    ``flags`` = [objective finite, gradient of variables[i] finite ...]. A parameter whose value is
+    non-finite (a transform overflowed) is named first; then gradients that are non-finite while
+    others are not (the culprit is among them); when the objective itself is non-finite, every
+    gradient is too and naming them all would hide the cause: ``objective`` is reported instead.
+    """
+    names = variable_names(model, variables)
+    parameters = _constrained_values(model)
+    bad_values = []
+    for variable, name in zip(variables, names):
+        value = variable.numpy() if variable.ref() not in parameters else parameters[variable.ref()].numpy()
+        if not np.all(np.isfinite(value)):
+            bad_values.append(f"value of {name}")
+    objective_ok = bool(flags[0])
+    grad_ok = np.asarray(flags[1:], dtype=bool)
+    bad_grads = [f"gradient of {name}" for ok, name in zip(grad_ok, names) if not ok]
+    what = list(bad_values)
+    if not objective_ok:
+        what.append("objective")
+        if bad_grads and len(bad_grads) < len(names):
+            what.extend(bad_grads)
+    else:
+        what.extend(bad_grads)
+    return what or ["objective or gradient"]
+
+
+def first_nonfinite_operation(loss: Callable[[], Any]) -> Optional[str]:
+    """Re-run ``loss`` eagerly under ``tf.debugging.enable_check_numerics`` and describe the first
+    operation whose output is NaN/inf, with the source line that created it (for a Cholesky: the
+    matrix it factorised), or ``None`` if the re-run stays finite or fails otherwise."""
+    tf.debugging.enable_check_numerics()
+    try:
+        with tf.GradientTape() as tape:
+            value = loss()
+        del value, tape
+    except tf.errors.InvalidArgumentError as err:
+        return _describe_check_numerics(str(err.message))
+    except Exception:  # the diagnosis must never hide the original error
+        return None
+    finally:
+        tf.debugging.disable_check_numerics()
+    return None
+
+
+def _describe_check_numerics(message: str) -> str:
+    op = re.search(r'op:? "?([A-Za-z0-9_]+)"?', message)
+    op_type = op.group(1) if op else "an operation"
+    frames = re.findall(r'File "([^"]+)", line (\d+), in ([^\n]+)\n\s*([^\n]*)', message)
+    frame = None
+    for filename, line, function, source in reversed(frames):
+        if "/tensorflow/" in filename or "/tensorflow_probability/" in filename or "check_shapes" in filename:
+            continue
+        frame = (filename, line, function.strip(), source.strip())
+        break
+    if frame is None:
+        return op_type
+    filename, line, _function, source = frame
+    short = "/".join(filename.split("/")[-3:])
+    matrix = re.search(r"cholesky\((\w+)", source)
+    what = f"{op_type} of {matrix.group(1)}" if matrix else op_type
+    return f"{what} ({short}:{line}: {source})"
+

@@ -1,0 +1,96 @@
+"""Everything ``fit`` does with ``tf.distribute``: checks, the per-replica step, input splitting and
+which worker writes.
+
+Data parallelism: each global minibatch of row indices is split into contiguous shares, one per
+replica; each replica gathers its rows, weights its objective by its share of the global batch
+(b_r / B, so the replica sum equals the single-device minibatch objective), and the gradients are
+summed by the strategy when the optimizer applies them. The finite check runs between the two
+compiled calls, so every replica agrees on applying or not.
+"""
+from typing import Any, Callable, Sequence, Tuple
+
+import tensorflow as tf
+
+from .step import finite_flags, loss_and_gradients
+from .updates import Stage
+
+__all__ = ["check_strategy", "is_chief", "DistributedStep", "split_rows"]
+
+
+def check_strategy(strategy: Any, variables: Sequence[tf.Variable], stages: Sequence[Stage] = ()) -> None:
+    """The model was built in ``strategy.scope()``; the update has one stage (when given)."""
+    outside = [v.name for v in variables if not strategy.extended.variable_created_in_scope(v)]
+    if outside:
+        raise ValueError(
+            f"strategy given but the model variables {outside[:3]} were created outside strategy.scope(); "
+            "build the model inside `with strategy.scope():`"
+        )
+    if len(stages) > 1:
+        raise ValueError(
+            "optimizer: a staged update (NaturalGradientUpdate) is not supported under a tf.distribute "
+            "strategy; use a tf_keras optimizer"
+        )
+
+
+def is_chief(strategy: Any) -> bool:
+    """Whether this process writes checkpoints and TensorBoard logs (always, without a multi-worker
+    strategy; the chief -- or worker 0 when there is no chief -- under one)."""
+    resolver = getattr(strategy, "cluster_resolver", None) if strategy is not None else None
+    if resolver is None or not getattr(strategy.extended, "_in_multi_worker_mode", lambda: False)():
+        return True
+    task_type, task_id = resolver.task_type, resolver.task_id
+    if task_type is None or task_type == "chief":
+        return True
+    has_chief = "chief" in resolver.cluster_spec().as_dict()
+    return task_type == "worker" and task_id == 0 and not has_chief
+
+
+def split_rows(strategy: tf.distribute.Strategy, rows: tf.Tensor):
+    """A global batch of row indices as per-replica contiguous shares."""
+
+    def share(context):
+        n = tf.shape(rows)[0]
+        r, count = context.replica_id_in_sync_group, context.num_replicas_in_sync
+        return rows[(r * n) // count : ((r + 1) * n) // count]
+
+    return strategy.experimental_distribute_values_from_function(share)
+
+
+class DistributedStep:
+    """``compute(rows) -> (objective, (per-replica grads, flags))`` and ``apply(grads)``."""
+
+    def __init__(self, strategy, model, stage: Stage, gather: Callable, dtype: tf.DType, internal: bool):
+        self.strategy = strategy
+        variables = stage.variables
+        replicas = strategy.num_replicas_in_sync
+
+        def replica_compute(rows):
+            if internal:  # every replica evaluates the full objective / R
+                loss, grads = loss_and_gradients(lambda: model.training_loss(), variables,
+                                                 tf.constant(1.0 / replicas, dtype))
+                return loss, grads, tf.cast(tf.logical_not(finite_flags(loss, grads)), tf.int32)
+            batch = gather(rows)
+            local = tf.cast(tf.shape(rows)[0], dtype)
+            total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
+
+            def weighted():
+                loss, grads = loss_and_gradients(lambda: model.training_loss(batch), variables, local / total)
+                return loss, [tf.convert_to_tensor(g) for g in grads]  # IndexedSlices -> dense for tf.cond
+
+            def empty():  # a replica that got no rows from a short last batch
+                return tf.zeros((), dtype), [tf.zeros_like(v) for v in variables]
+
+            loss, grads = tf.cond(local > 0, weighted, empty)
+            return loss, grads, tf.cast(tf.logical_not(finite_flags(loss, grads)), tf.int32)
+
+        def compute(rows=None) -> Tuple[tf.Tensor, Any]:
+            loss, grads, bad = strategy.run(replica_compute, args=(rows,))
+            loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
+            bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)  # [1 + V] replicas failing
+            return loss, (grads, tf.equal(bad, 0))
+
+        def apply(grads) -> None:
+            strategy.run(stage.apply, args=(grads,))
+
+        self.compute = compute
+        self.apply = apply

@@ -1,0 +1,91 @@
+"""The compiled training step: loss, gradients, finite check, update.
+
+This is the only place in gpflow_ext where gradients are applied. A step evaluates each stage of
+the :class:`~gpflow_ext.training.updates.Update` in turn; a stage is applied only if its objective
+and gradients are finite and every earlier stage was applied, and when a later stage fails the
+earlier ones are rolled back, so the parameters never hold a partial or non-finite update.
+"""
+from typing import Any, Callable, List, Optional, Sequence
+
+import tensorflow as tf
+
+from .updates import Stage
+
+__all__ = ["loss_and_gradients", "finite_flags", "make_step"]
+
+
+def loss_and_gradients(
+    loss_fn: Callable[[], tf.Tensor], variables: Sequence[tf.Variable], weight: Optional[tf.Tensor] = None
+):
+    """Objective (times ``weight``) and its gradients (zeros for variables it does not touch)."""
+    with tf.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(variables)
+        loss = loss_fn()
+        if weight is not None:
+            loss = loss * tf.cast(weight, loss.dtype)
+    grads = tape.gradient(loss, variables)
+    return loss, [tf.zeros_like(v) if g is None else g for g, v in zip(grads, variables)]
+
+
+def finite_flags(loss: tf.Tensor, grads: Sequence[Any]) -> tf.Tensor:
+    """[1 + len(grads)] bool: objective finite, then each gradient finite."""
+    flags = [tf.reduce_all(tf.math.is_finite(loss))]
+    for grad in grads:
+        values = grad.values if isinstance(grad, tf.IndexedSlices) else grad
+        flags.append(tf.reduce_all(tf.math.is_finite(values)))
+    return tf.stack(flags)
+
+
+def make_step(model: tf.Module, stages: List[Stage], internal: bool) -> Callable:
+    """``step(batch) -> (objective, flags)`` for one device.
+
+    ``objective`` is the first stage's objective (before any update of the step); ``flags`` is
+    [objective finite, gradient finite per variable of every stage in order]; when a stage's
+    objective is non-finite the first flag is False.
+    """
+
+    def loss_of(batch):
+        return (lambda: model.training_loss()) if internal else (lambda: model.training_loss(batch))
+
+    def apply_if(ok: tf.Tensor, stage: Stage, grads: List[tf.Tensor]) -> None:
+        def update():
+            stage.apply(grads)
+            return tf.constant(True)
+
+        tf.cond(ok, update, lambda: tf.constant(False))
+
+    if len(stages) == 1:
+        (stage,) = stages
+
+        def step(batch=None):
+            loss, grads = loss_and_gradients(loss_of(batch), stage.variables)
+            flags = finite_flags(loss, grads)
+            apply_if(tf.reduce_all(flags), stage, grads)
+            return loss, flags
+
+        return step
+
+    def staged_step(batch=None):
+        saved = [[tf.identity(v) for v in stage.variables] for stage in stages[:-1]]  # for the rollback
+        applied = tf.constant(True)
+        objective_ok = tf.constant(True)
+        first_loss, gradient_flags = None, []
+        for stage in stages:
+            loss, grads = loss_and_gradients(loss_of(batch), stage.variables)
+            flags = finite_flags(loss, grads)
+            first_loss = loss if first_loss is None else first_loss
+            objective_ok = tf.logical_and(objective_ok, flags[0])
+            gradient_flags.append(flags[1:])
+            applied = tf.logical_and(applied, tf.reduce_all(flags))
+            apply_if(applied, stage, grads)
+
+        def rollback():
+            for stage, values in zip(stages[:-1], saved):
+                for variable, value in zip(stage.variables, values):
+                    variable.assign(value)
+            return tf.constant(False)
+
+        tf.cond(applied, lambda: tf.constant(True), rollback)
+        return first_loss, tf.concat([objective_ok[None]] + gradient_flags, axis=0)
+
+    return staged_step
