@@ -16,6 +16,7 @@ from . import likelihoods
 from . import metrics
 from . import models
 from . import training
+from . import validation
 from . import variational
 
 __version__ = "0.1.0"

@@ -36,6 +36,7 @@ __all__ = [
     "check_choice",
     "check_model",
     "check_input_matrix",
+    "check_network_inputs",
     "check_class_labels",
     "check_multilabel_labels",
     "check_observations",
@@ -307,11 +308,39 @@ def check_input_matrix(
     return X
 
 
-def check_class_labels(Y: Any, num_classes: int, name: str = "Y", num_rows: Optional[int] = None) -> np.ndarray:
+def check_network_inputs(
+    X: Any, name: str = "X", input_shape: Optional[Sequence[int]] = None, integer: str = "keep"
+) -> np.ndarray:
+    """Inputs of a neural network ``[N, ...]``: a dense numeric array with at least 2 dimensions, non-empty,
+    finite, rows of shape ``input_shape`` (when known).
+
+    :param integer: ``"keep"`` returns integer/boolean arrays unchanged, ``"cast"`` converts them to float64
+        (values unchanged), for a network that only takes floating inputs.
+    """
+    if sp.issparse(X):
+        raise TypeError(f"{name} must be a dense array [N, ...] for the network, got a scipy.sparse matrix")
+    X = _as_numpy(X, name)
+    if X.ndim < 2:
+        raise ValueError(f"{name} must be at least 2-D [N, ...], got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} is empty (N = 0)")
+    _first_nonfinite_dense(name, X)
+    if input_shape is not None and tuple(X.shape[1:]) != tuple(input_shape):
+        raise ValueError(
+            f"{name} rows have shape {tuple(X.shape[1:])}, the feature extractor expects {tuple(input_shape)}"
+        )
+    if integer == "cast" and not np.issubdtype(X.dtype, np.floating):
+        X = X.astype(np.float64)
+    return X
+
+
+def check_class_labels(
+    Y: Any, num_classes: Optional[int], name: str = "Y", num_rows: Optional[int] = None
+) -> np.ndarray:
     """Class indices ``[N]`` or ``[N, 1]`` with integer values in ``[0, num_classes)``; returns int64 ``[N]``.
 
     Values such as 1.5 (which a cast would silently truncate), -1 or ``>= num_classes`` are refused,
-    naming the first bad row.
+    naming the first bad row. ``num_classes=None`` (unknown) checks only for non-negative integers.
     """
     if sp.issparse(Y):
         raise TypeError(f"{name} must be a dense array of class indices [N] or [N, 1], got a scipy.sparse matrix")
@@ -324,25 +353,26 @@ def check_class_labels(Y: Any, num_classes: int, name: str = "Y", num_rows: Opti
         raise ValueError(f"{name} has {Y.shape[0]} rows but X has {num_rows}")
     if Y.shape[0] == 0:
         raise ValueError(f"{name} is empty (N = 0)")
+    expected = f"[0, {num_classes})" if num_classes is not None else ">= 0"
     if np.issubdtype(Y.dtype, np.floating):
         finite = np.isfinite(Y)
         if not finite.all():
             row = int(np.argmin(finite))
-            raise ValueError(f"{name} must hold class indices in [0, {num_classes}), got {Y[row]} at row {row}")
+            raise ValueError(f"{name} must hold class indices in {expected}, got {Y[row]} at row {row}")
         fractional = Y != np.round(Y)
         if fractional.any():
             row = int(np.argmax(fractional))
             raise ValueError(
-                f"{name} must hold integer class indices in [0, {num_classes}), got {Y[row]!r} at row {row} "
+                f"{name} must hold integer class indices in {expected}, got {Y[row]!r} at row {row} "
                 "(a cast would truncate it)"
             )
     elif Y.dtype == bool or not np.issubdtype(Y.dtype, np.integer):
         raise TypeError(f"{name} must hold integer class indices, got dtype {Y.dtype}")
-    outside = (Y < 0) | (Y >= num_classes)
+    outside = (Y < 0) if num_classes is None else (Y < 0) | (Y >= num_classes)
     if outside.any():
         row = int(np.argmax(outside))
         raise ValueError(
-            f"{name}: labels must be in [0, {num_classes}), got {Y[row]} at row {row} "
+            f"{name}: labels must be in {expected}, got {Y[row]} at row {row} "
             f"(range [{Y.min()}, {Y.max()}])"
         )
     return Y.astype(np.int64)
