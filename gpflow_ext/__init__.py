@@ -5,7 +5,8 @@
 * GPLVF: Bayesian GPLVM with planar-flow q(X) for massively missing data.
 
 Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior_kl``
-implementations with GPflow's dispatchers.
+implementations with GPflow's dispatchers, and each model's training-data rules with
+:func:`gpflow_ext.validation.check_training_data`.
 """
 from . import bijectors
 from . import config

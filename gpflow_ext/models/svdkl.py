@@ -162,6 +162,7 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
         num_data = check_positive_int(num_data, "num_data")
         num_samples = check_positive_int(num_samples, "num_samples")
+        grid_size = check_positive_int(grid_size, "grid_size")
         num_features = check_positive_int(num_features, "num_features", allow_none=True)
         num_inducing = check_positive_int(num_inducing, "num_inducing", allow_none=True)
         circulant_variational_size = check_positive_int(
