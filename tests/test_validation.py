@@ -345,6 +345,7 @@ def test_checks_reject(error, match, call):
 
 
 def test_case_count():
+    """At least 60 bad-input cases over constructors, data, predict methods, metrics and readers."""
     assert len(CONSTRUCTOR_CASES) + len(DATA_CASES) + len(OTHER_CASES) + len(CHECK_CASES) >= 60
 
 
@@ -445,3 +446,9 @@ def test_fit_trains_on_checked_data(problem, key):
     }[key]
     history = fit(model, check_training_data(model, data), epochs=1, batch_size=8, progress=False, log_parameters=False)
     assert np.isfinite(history.objective[-1])
+
+
+def test_helper_detects_errors_from_tensorflow():
+    """The before-tracing check itself: an error raised by a TensorFlow op is caught by ``raises_plain``."""
+    with pytest.raises(AssertionError, match="came through TensorFlow"):
+        raises_plain(tf.errors.InvalidArgumentError, "", lambda: tf.reshape(tf.zeros(3), [2]))

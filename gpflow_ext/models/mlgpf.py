@@ -40,6 +40,7 @@ from ..validation import (
     check_positive_int,
     check_training_data,
     check_data_tuple,
+    inducing_input_dim,
 )
 from ..variational.preconditioned import (
     PreconditionedGaussian,
@@ -108,14 +109,6 @@ def _sparse_labels(Y: Any, num_labels: int, dtype: tf.DType) -> tf.SparseTensor:
     return tf.sparse.from_dense(Y)
 
 
-def _input_dim(inducing_variable: InducingVariables) -> Optional[int]:
-    if isinstance(inducing_variable, SubspaceInducingPoints):
-        return int(inducing_variable.input_dim)
-    if isinstance(inducing_variable, InducingPoints):
-        return int(inducing_variable.Z.shape[-1])
-    return None
-
-
 # -----------------------------------------------------------------------------------------
 # the model
 # -----------------------------------------------------------------------------------------
@@ -181,7 +174,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         if num_negative_samples is not None and num_negative_samples >= num_labels:
             num_negative_samples = None
         self.num_negative_samples = None if num_negative_samples is None else int(num_negative_samples)
-        self.input_dim = _input_dim(inducing_variable)
+        self.input_dim = inducing_input_dim(inducing_variable)
         self._label_sampler = tf.random.Generator.from_seed(seed)
 
     # -- parameters ----------------------------------------------------------------------

@@ -556,9 +556,9 @@ def pretrain_and_fit(
         Xv, Yv = validate_classification_data(
             *validation_data, model.num_classes, model.input_shape, name="validation_data"
         )
-    for name, value in (("network_epochs", network_epochs), ("gp_epochs", gp_epochs), ("joint_epochs", joint_epochs)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    network_epochs = check_positive_int(network_epochs, "network_epochs", minimum=0)
+    gp_epochs = check_positive_int(gp_epochs, "gp_epochs", minimum=0)
+    joint_epochs = check_positive_int(joint_epochs, "joint_epochs", minimum=0)
     joint_batch_size = batch_size if joint_batch_size is None else joint_batch_size
     if joint_gp_learning_rate is not None:  # fit gets a ready optimizer then, so both rates are checked here
         check_positive_number(joint_gp_learning_rate, "joint_gp_learning_rate", "a positive number or None")
