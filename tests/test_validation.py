@@ -451,4 +451,4 @@ def test_fit_trains_on_checked_data(problem, key):
 def test_helper_detects_errors_from_tensorflow():
     """The before-tracing check itself: an error raised by a TensorFlow op is caught by ``raises_plain``."""
     with pytest.raises(AssertionError, match="came through TensorFlow"):
-        raises_plain(tf.errors.InvalidArgumentError, "", lambda: tf.reshape(tf.zeros(3), [2]))
+        raises_plain(tf.errors.InvalidArgumentError, "reshape", lambda: tf.reshape(tf.zeros(3), [2]))

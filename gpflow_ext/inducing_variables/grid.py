@@ -85,7 +85,7 @@ class GridInducingPoints(InducingVariables):
     ):
         super().__init__(name=name)
         input_dim = check_positive_int(input_dim, "input_dim")
-        if isinstance(num_grid_points, (list, tuple, np.ndarray)):
+        if not isinstance(num_grid_points, (numbers.Number, str)) and hasattr(num_grid_points, "__iter__"):
             sizes = [check_positive_int(s, f"num_grid_points[{d}]", minimum=4) for d, s in enumerate(num_grid_points)]
             if len(sizes) != input_dim:
                 raise ValueError(
