@@ -21,7 +21,7 @@ GPflow (gpflow_ext classes are looked up lazily, when a check runs).
 """
 import functools
 import numbers
-from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import gpflow
 import numpy as np
