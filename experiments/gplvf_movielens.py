@@ -84,7 +84,7 @@ from gpflow_ext.models.gplvf import (  # noqa: E402
     BASE_COVARIANCES, KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal,
 )
 from gpflow_ext.training import LEARNING_RATE_DECAYS, adam_by_group, decayed_learning_rate, fit  # noqa: E402
-from gpflow_ext.training.checks import check_positive_number  # noqa: E402
+from gpflow_ext.validation import check_positive_number  # noqa: E402
 from gpflow_ext.training.data import steps_per_epoch  # noqa: E402
 
 RATING_RANGE = (1.0, 5.0)

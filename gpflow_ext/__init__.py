@@ -5,7 +5,8 @@
 * GPLVF: Bayesian GPLVM with planar-flow q(X) for massively missing data.
 
 Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior_kl``
-implementations with GPflow's dispatchers.
+implementations with GPflow's dispatchers, and each model's training-data rules with
+:func:`gpflow_ext.validation.check_training_data`.
 """
 from . import bijectors
 from . import config
@@ -16,6 +17,7 @@ from . import likelihoods
 from . import metrics
 from . import models
 from . import training
+from . import validation
 from . import variational
 
 __version__ = "0.1.0"

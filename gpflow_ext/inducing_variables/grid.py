@@ -20,6 +20,7 @@ outside, ``out_of_range`` decides: ``"clamp"`` (default) moves them to the neare
 range (so f(x) = f(clamp(x)), a constant extrapolation), ``"error"`` raises. Map features into
 the range with :class:`BoundedScaling` (a tanh layer) and no input is ever outside.
 """
+import numbers
 from typing import Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -30,6 +31,8 @@ import gpflow
 from gpflow.base import TensorType
 from gpflow.inducing_variables import InducingVariables
 from gpflow.keras import tf_keras
+
+from ..validation import check_choice, check_positive_int
 
 __all__ = [
     "GridInducingPoints",
@@ -81,23 +84,22 @@ class GridInducingPoints(InducingVariables):
         name: Optional[str] = None,
     ):
         super().__init__(name=name)
-        if not isinstance(input_dim, (int, np.integer)) or input_dim < 1:
-            raise ValueError(f"input_dim must be a positive int, got {input_dim!r}")
-        if isinstance(num_grid_points, (int, np.integer)):
-            sizes = [int(num_grid_points)] * int(input_dim)
-        else:
-            sizes = [int(s) for s in num_grid_points]
+        input_dim = check_positive_int(input_dim, "input_dim")
+        if not isinstance(num_grid_points, (numbers.Number, str)) and hasattr(num_grid_points, "__iter__"):
+            sizes = [check_positive_int(s, f"num_grid_points[{d}]", minimum=4) for d, s in enumerate(num_grid_points)]
             if len(sizes) != input_dim:
                 raise ValueError(
                     f"num_grid_points has {len(sizes)} entries but input_dim={input_dim}"
                 )
-        if any(s < 4 for s in sizes):
-            raise ValueError(f"num_grid_points must be >= 4 per dimension, got {sizes}")
+        else:
+            sizes = [check_positive_int(num_grid_points, "num_grid_points", minimum=4)] * input_dim
+        for arg, value in (("lower", lower), ("upper", upper)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+                raise ValueError(f"{arg} must be a finite number, got {value!r}")
         lower, upper = float(lower), float(upper)
-        if not (np.isfinite(lower) and np.isfinite(upper) and lower < upper):
+        if not lower < upper:
             raise ValueError(f"need finite lower < upper, got lower={lower}, upper={upper}")
-        if out_of_range not in ("clamp", "error"):
-            raise ValueError(f"out_of_range must be 'clamp' or 'error', got {out_of_range!r}")
+        check_choice(out_of_range, "out_of_range", ("clamp", "error"))
         self.grid_sizes: Tuple[int, ...] = tuple(sizes)
         self.input_dim = int(input_dim)
         self.lower, self.upper = lower, upper

@@ -40,6 +40,8 @@ from check_shapes import Shape, check_shapes
 from gpflow.base import Parameter
 from gpflow.inducing_variables import InducingVariables
 
+from ..validation import check_positive_int
+
 __all__ = ["SubspaceInducingPoints", "subspace_basis"]
 
 
@@ -79,8 +81,7 @@ def subspace_basis(
     """
     X = _validate_data_matrix(X)
     N, D = X.shape
-    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-        raise TypeError(f"`rank` must be an int, got {type(rank).__name__}")
+    rank = check_positive_int(rank, "rank")
     if not 1 <= rank <= min(N, D):
         raise ValueError(f"`rank` must satisfy 1 <= rank <= min(N, D) = {min(N, D)}, got {rank}")
     rank = int(rank)
@@ -209,8 +210,7 @@ class SubspaceInducingPoints(InducingVariables):
         """
         X = _validate_data_matrix(X)
         N = X.shape[0]
-        if isinstance(num_inducing, bool) or not isinstance(num_inducing, (int, np.integer)):
-            raise TypeError(f"`num_inducing` must be an int, got {type(num_inducing).__name__}")
+        num_inducing = check_positive_int(num_inducing, "num_inducing")
         if not 1 <= num_inducing <= N:
             raise ValueError(
                 f"`num_inducing` must satisfy 1 <= num_inducing <= N = {N} (number of rows of X), "

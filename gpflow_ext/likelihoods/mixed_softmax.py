@@ -15,6 +15,8 @@ from gpflow import Parameter
 from gpflow.base import TensorType
 from gpflow.likelihoods import MonteCarloLikelihood
 
+from ..validation import check_positive_int
+
 __all__ = ["MixedSoftmax", "mixed_softmax_logits"]
 
 
@@ -39,11 +41,8 @@ class MixedSoftmax(MonteCarloLikelihood):
         mixing: Optional[np.ndarray] = None,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(num_classes, (int, np.integer)) or num_classes < 2:
-            raise ValueError(f"num_classes must be an int >= 2, got {num_classes!r}")
-        J = int(num_classes if num_latent_gps is None else num_latent_gps)
-        if J < 1:
-            raise ValueError(f"num_latent_gps must be >= 1, got {num_latent_gps}")
+        num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
+        J = check_positive_int(num_classes if num_latent_gps is None else num_latent_gps, "num_latent_gps")
         super().__init__(input_dim=None, latent_dim=J, observation_dim=None, **kwargs)
         self.num_classes = int(num_classes)
         if mixing is None:

@@ -31,6 +31,8 @@ import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
 from gpflow.base import TensorType
 
+from ..validation import check_positive_int
+
 __all__ = [
     "DEFAULT_NUM_GAUSS_HERMITE_POINTS",
     "gauss_hermite_normal",
@@ -48,8 +50,7 @@ DEFAULT_NUM_GAUSS_HERMITE_POINTS = 20
 
 def gauss_hermite_normal(num_points: int, dtype=None) -> Tuple[tf.Tensor, tf.Tensor]:
     """Nodes and weights with ``E_{N(0,1)}[g(ε)] ≈ Σ_h w_h g(ε_h)`` (physicists' rule rescaled)."""
-    if not isinstance(num_points, (int, np.integer)) or num_points < 1:
-        raise ValueError(f"num_points must be a positive integer, got {num_points!r}")
+    num_points = check_positive_int(num_points, "num_points")
     dtype = dtype or gpflow.default_float()
     nodes, weights = np.polynomial.hermite.hermgauss(int(num_points))
     return (
@@ -275,13 +276,9 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
         num_gauss_hermite_points: int = DEFAULT_NUM_GAUSS_HERMITE_POINTS,
         seed: int = 0,
     ) -> None:
-        for name, value in (("num_labels", num_labels), ("num_latent_gps", num_latent_gps)):
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(num_gauss_hermite_points, (int, np.integer)) or num_gauss_hermite_points < 1:
-            raise ValueError(
-                f"num_gauss_hermite_points must be a positive integer, got {num_gauss_hermite_points!r}"
-            )
+        num_labels = check_positive_int(num_labels, "num_labels")
+        num_latent_gps = check_positive_int(num_latent_gps, "num_latent_gps")
+        num_gauss_hermite_points = check_positive_int(num_gauss_hermite_points, "num_gauss_hermite_points")
         super().__init__(input_dim=None, latent_dim=num_latent_gps, observation_dim=num_labels)
         if loadings is None:
             rng = np.random.default_rng(seed)

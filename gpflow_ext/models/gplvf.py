@@ -43,6 +43,14 @@ from gpflow.utilities import positive, triangular
 
 from ..bijectors.planar import flow_forward_and_log_det
 from ..training.schedules import decayed_learning_rate
+from ..validation import (
+    check_data_tuple,
+    check_observations,
+    check_positive_int,
+    check_positive_values,
+    check_row_index,
+    check_training_data,
+)
 
 __all__ = [
     "GPLVF",
@@ -76,61 +84,12 @@ def validate_observations(
 
     ``Y`` is a 2-D array with NaN for missing entries (the paper's convention, Section 4.2
     footnote 3), or a 2-D array plus a boolean/0-1 ``mask`` (True = observed), or a
-    ``scipy.sparse`` matrix whose stored entries are the observed ones. Raises ValueError
-    naming the argument for: wrong rank or width, empty data, NaN at an entry the mask
-    says is observed, ±inf, a mask of the wrong shape or values, and rows with nothing
-    observed (unless ``allow_empty_rows``).
+    ``scipy.sparse`` matrix whose stored entries are the observed ones. The rules are
+    :func:`gpflow_ext.validation.check_observations`: ValueError naming the argument for wrong rank
+    or width, empty data, NaN at an entry the mask says is observed, ±inf, a mask of the wrong shape
+    or values, and rows with nothing observed (unless ``allow_empty_rows``).
     """
-    if scipy.sparse.issparse(Y):
-        if mask is not None:
-            raise ValueError(f"{name}: a scipy.sparse matrix carries its own mask (its stored entries); pass mask=None")
-        Y = scipy.sparse.csr_matrix(Y)
-        Y.sum_duplicates()
-        values = np.zeros(Y.shape, dtype=np.float64)
-        observed = np.zeros(Y.shape, dtype=bool)
-        rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))
-        values[rows, Y.indices] = Y.data
-        observed[rows, Y.indices] = True
-        Y, mask = values, observed
-        if not np.all(np.isfinite(Y)):
-            raise ValueError(f"{name}: stored entries of the sparse matrix must be finite (NaN/inf found)")
-    try:
-        Y = np.asarray(Y, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a numeric 2-D array, got {type(Y).__name__}") from err
-    if Y.ndim != 2:
-        raise ValueError(f"{name} must be 2-D [N, D], got shape {Y.shape}")
-    if Y.shape[0] == 0 or Y.shape[1] == 0:
-        raise ValueError(f"{name} is empty: shape {Y.shape}")
-    if num_outputs is not None and Y.shape[1] != num_outputs:
-        raise ValueError(f"{name} must have width D={num_outputs} (the model's outputs), got {Y.shape[1]}")
-    if mask is None:
-        mask = ~np.isnan(Y)
-    else:
-        mask = np.asarray(mask)
-        if mask.shape != Y.shape:
-            raise ValueError(f"mask must have the shape of {name} {Y.shape}, got {mask.shape}")
-        if mask.dtype != bool:
-            if not np.all(np.isin(mask, (0, 1))):
-                raise ValueError("mask must be boolean or 0/1 (1 = observed)")
-            mask = mask.astype(bool)
-        if np.any(np.isnan(Y[mask])):
-            bad = np.argwhere(np.isnan(Y) & mask)[0]
-            raise ValueError(
-                f"{name} has NaN at observed entry {tuple(int(i) for i in bad)}: with an explicit mask, "
-                "NaN is only allowed where mask is False (or pass mask=None to read NaN as missing)"
-            )
-    if np.any(np.isinf(Y[mask])):
-        bad = np.argwhere(np.isinf(Y) & mask)[0]
-        raise ValueError(f"{name} has an infinite value at observed entry {tuple(int(i) for i in bad)}")
-    empty_rows = np.flatnonzero(~mask.any(axis=1))
-    if empty_rows.size and not allow_empty_rows:
-        raise ValueError(
-            f"{name}: {empty_rows.size} row(s) have no observed entry (first: {empty_rows[:5].tolist()}); "
-            "a row with nothing observed carries no information about its latent point - drop it"
-        )
-    values = np.where(mask, Y, 0.0)
-    return values, mask
+    return check_observations(Y, mask, name=name, num_outputs=num_outputs, allow_empty_rows=allow_empty_rows)
 
 
 def _check_latents(x_mean, x_var, latent_dim: int, num_rows: Optional[int] = None):
@@ -311,8 +270,8 @@ def make_kernel(name: str, latent_dim: int, num_inducing: Optional[int] = None) 
     each case. Any kernel works in the bound: E over x is Monte Carlo and f | x goes through
     GPflow's ``conditional``, so no kernel-specific Ψ statistics are needed.
     """
-    if not isinstance(latent_dim, (int, np.integer)) or latent_dim < 1:
-        raise ValueError(f"latent_dim must be a positive integer, got {latent_dim!r}")
+    latent_dim = check_positive_int(latent_dim, "latent_dim")
+    num_inducing = check_positive_int(num_inducing, "num_inducing", allow_none=True)
     if name not in KERNEL_NAMES:
         raise ValueError(f"kernel must be one of {KERNEL_NAMES}, got {name!r}")
     if name == "linear" and num_inducing is not None and num_inducing > latent_dim:
@@ -398,9 +357,10 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         if variance_by not in VARIANCE_BY:
             raise ValueError(f"variance_by must be one of {VARIANCE_BY}, got {variance_by!r}")
         num_data, output_dim = values.shape
-        for arg, value in (("latent_dim", latent_dim), ("num_inducing", num_inducing), ("num_samples", num_samples)):
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{arg} must be a positive integer, got {value!r}")
+        latent_dim = check_positive_int(latent_dim, "latent_dim")
+        num_inducing = check_positive_int(num_inducing, "num_inducing")
+        num_samples = check_positive_int(num_samples, "num_samples")
+        check_positive_values(noise_variance, "noise_variance", allow_none=True)
         if kl_x not in KL_X_ESTIMATORS:
             raise ValueError(f"kl_x must be one of {KL_X_ESTIMATORS}, got {kl_x!r}")
         if kl_x == "analytic" and flow is not None:
@@ -694,12 +654,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
             Monte Carlo step away from the optimum but settles as the step shrinks.
         """
         values, observed = self._check_new_rows(Y, mask)
-        if not isinstance(num_steps, (int, np.integer)) or num_steps < 0:
-            raise ValueError(f"num_steps must be a non-negative integer, got {num_steps!r}")
+        num_steps = check_positive_int(num_steps, "num_steps", minimum=0)
         learning_rate = decayed_learning_rate(learning_rate, decay, int(num_steps))  # checks decay
-        num_samples = self.num_samples if num_samples is None else int(num_samples)
-        if num_samples < 1:
-            raise ValueError(f"num_samples must be >= 1, got {num_samples}")
+        num_samples = self.num_samples if num_samples is None else check_positive_int(num_samples, "num_samples")
         if self.encoder is not None:
             init_mean, init_var = self.encode(values, observed)
         else:
@@ -791,3 +748,32 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         )
         per_row = self.predict_log_density(values, x_mean, x_var, mask=observed, num_samples=num_samples, seed=seed)
         return float(per_row.sum() / observed.sum())
+
+
+@check_training_data.register(GPLVF)
+def _check_gplvf_data(model: GPLVF, data) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(values [N, D], mask [N, D], row index [N])`` for :class:`GPLVF` (the layout of
+    :meth:`GPLVF.training_data`), returned as (float64 values with 0 at missing entries, float64 0/1 mask,
+    int64 row index).
+
+    The values must have all D outputs of the model (NaN is allowed where the mask is 0); the mask the
+    shape of the values; the row index integers in [0, num_data) that select each row's q(x_n). ``(Y,)``
+    and ``(Y, mask)`` (NaN = missing without a mask) are accepted when Y holds the model's num_data rows in
+    order: the row index is then 0..N-1.
+    """
+    parts = check_data_tuple(data, ("values", "mask", "row_index"), type(model).__name__, optional_tail=2)
+    values = parts[0]
+    mask = parts[1] if len(parts) > 1 else None
+    values, observed = check_observations(
+        values, mask, name="data[0] (values)", num_outputs=model.output_dim, mask_name="data[1] (mask)"
+    )
+    if len(parts) == 3:
+        rows = check_row_index(parts[2], model.num_data, name="data[2] (row_index)", num_rows=values.shape[0])
+    elif values.shape[0] == model.num_data:
+        rows = np.arange(model.num_data, dtype=np.int64)
+    else:
+        raise ValueError(
+            f"data[0] (values) has {values.shape[0]} rows but the model has num_data={model.num_data}; "
+            "pass the row index of each row as data[2] (values, mask, row_index)"
+        )
+    return values, observed.astype(np.float64), rows

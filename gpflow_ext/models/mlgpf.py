@@ -34,6 +34,14 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from ..covariances.subspace import inducing_covariances, to_input_tensor
 from ..inducing_variables.subspace import SubspaceInducingPoints
 from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabelBernoulli
+from ..validation import (
+    check_input_matrix,
+    check_multilabel_labels,
+    check_positive_int,
+    check_training_data,
+    check_data_tuple,
+    inducing_input_dim,
+)
 from ..variational.preconditioned import (
     PreconditionedGaussian,
     preconditioned_conditional,
@@ -61,75 +69,33 @@ def parse_method(method: str) -> Tuple[bool, bool, str]:
 # input checks (at the API boundary, before any tf.function)
 # -----------------------------------------------------------------------------------------
 def labels_to_csr(Y: Any, num_labels: Optional[int] = None, num_rows: Optional[int] = None) -> scipy.sparse.csr_matrix:
-    """Labels as a 0/1 CSR matrix [N, K] from a sparse/dense 0/1 matrix or a list of label-id lists.
+    """Labels as a 0/1 CSR matrix [N, K] from a sparse/dense 0/1 matrix or a list of label-id lists
+    (:func:`gpflow_ext.validation.check_multilabel_labels`).
 
     :raises ValueError: label index < 0 or ≥ ``num_labels``, values other than 0/1, NaN, wrong
         number of rows.
     """
-    if isinstance(Y, (list, tuple)) and (len(Y) == 0 or not np.isscalar(Y[0])):
-        if num_labels is None:
-            raise ValueError("num_labels is required when labels are given as lists of label ids")
-        rows, cols = [], []
-        for i, row in enumerate(Y):
-            ids = np.asarray(list(row), dtype=np.int64).ravel()
-            rows.append(np.full(ids.size, i, dtype=np.int64))
-            cols.append(ids)
-        rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-        if cols.size and (cols.min() < 0 or cols.max() >= num_labels):
-            bad = cols.max() if cols.max() >= num_labels else cols.min()
-            raise ValueError(f"Y: label index {bad} out of range [0, num_labels={num_labels})")
-        Y = scipy.sparse.csr_matrix((np.ones(cols.size), (rows, cols)), shape=(len(Y), num_labels))
-        Y.sum_duplicates()
-        Y.data[:] = 1.0
-    elif scipy.sparse.issparse(Y):
-        Y = scipy.sparse.csr_matrix(Y, dtype=np.float64)
-        Y.sum_duplicates()
-    else:
-        Y = np.asarray(Y)
-        if Y.ndim != 2:
-            raise ValueError(f"Y must be a 2-D label matrix [N, K] or a list of label-id lists, got shape {Y.shape}")
-        if not np.issubdtype(Y.dtype, np.number) and Y.dtype != bool:
-            raise TypeError(f"Y must be numeric 0/1, got dtype {Y.dtype}")
-        Y = scipy.sparse.csr_matrix(Y.astype(np.float64))
-    if not np.all(np.isfinite(Y.data)):
-        raise ValueError("Y contains NaN or inf")
-    Y.eliminate_zeros()
-    if Y.nnz and not np.all(Y.data == 1.0):
-        raise ValueError("Y must hold 0/1 label indicators (found values other than 0 and 1)")
-    if num_labels is not None and Y.shape[1] != num_labels:
-        raise ValueError(f"Y has {Y.shape[1]} label columns, expected num_labels={num_labels}")
-    if num_rows is not None and Y.shape[0] != num_rows:
-        raise ValueError(f"Y has {Y.shape[0]} rows but X has {num_rows}")
-    Y.sort_indices()
-    return Y
+    return check_multilabel_labels(Y, num_labels=num_labels, num_rows=num_rows, name="Y")
 
 
 def check_multilabel_data(
-    X: Any, Y: Any, num_labels: Optional[int] = None, input_dim: Optional[int] = None
+    X: Any,
+    Y: Any,
+    num_labels: Optional[int] = None,
+    input_dim: Optional[int] = None,
+    names: Tuple[str, str] = ("X", "Y"),
 ) -> Tuple[Union[np.ndarray, scipy.sparse.csr_matrix], scipy.sparse.csr_matrix]:
     """Validate and normalise ``(X, Y)``: X dense array or CSR [N, D] (finite, non-empty,
-    ``D == input_dim``), Y 0/1 CSR [N, K] (label ids < ``num_labels``). Raises ValueError/TypeError."""
+    ``D == input_dim``; returned as float64), Y 0/1 CSR [N, K] (label ids < ``num_labels``).
+    ``names`` name the two arrays in the messages. Raises ValueError/TypeError."""
     if isinstance(X, (tf.Tensor, tf.SparseTensor)):
-        raise TypeError("X must be a numpy array or scipy.sparse matrix (convert tensors with .numpy())")
+        raise TypeError(f"{names[0]} must be a numpy array or scipy.sparse matrix (convert tensors with .numpy())")
+    X = check_input_matrix(X, names[0], input_dim=input_dim, allow_sparse=True, integer="cast")
     if scipy.sparse.issparse(X):
         X = scipy.sparse.csr_matrix(X, dtype=np.float64)
-        values = X.data
     else:
-        X = np.asarray(X)
-        if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
-            raise TypeError(f"X must be numeric, got dtype {X.dtype}")
         X = X.astype(np.float64, copy=False)
-        values = X
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D matrix [N, D], got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"X must be non-empty, got shape {X.shape}")
-    if not np.all(np.isfinite(values)):
-        raise ValueError("X contains NaN or inf")
-    if input_dim is not None and X.shape[1] != input_dim:
-        raise ValueError(f"X has {X.shape[1]} features but the model's inducing inputs have D={input_dim}")
-    Y = labels_to_csr(Y, num_labels=num_labels, num_rows=X.shape[0])
+    Y = check_multilabel_labels(Y, num_labels=num_labels, num_rows=X.shape[0], name=names[1])
     return X, Y
 
 
@@ -141,14 +107,6 @@ def _sparse_labels(Y: Any, num_labels: int, dtype: tf.DType) -> tf.SparseTensor:
         return to_input_tensor(Y, dtype)
     Y = tf.convert_to_tensor(Y, dtype=dtype)
     return tf.sparse.from_dense(Y)
-
-
-def _input_dim(inducing_variable: InducingVariables) -> Optional[int]:
-    if isinstance(inducing_variable, SubspaceInducingPoints):
-        return int(inducing_variable.input_dim)
-    if isinstance(inducing_variable, InducingPoints):
-        return int(inducing_variable.Z.shape[-1])
-    return None
 
 
 # -----------------------------------------------------------------------------------------
@@ -201,12 +159,8 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
                 "inducing_variable must be a gpflow InducingVariables (SubspaceInducingPoints or "
                 f"InducingPoints), got {type(inducing_variable).__name__}"
             )
-        if not isinstance(num_data, (int, np.integer)) or isinstance(num_data, bool) or num_data < 1:
-            raise ValueError(f"num_data must be a positive integer, got {num_data!r}")
-        if num_negative_samples is not None and (
-            not isinstance(num_negative_samples, (int, np.integer)) or num_negative_samples < 1
-        ):
-            raise ValueError(f"num_negative_samples must be None or a positive integer, got {num_negative_samples!r}")
+        num_data = check_positive_int(num_data, "num_data")
+        num_negative_samples = check_positive_int(num_negative_samples, "num_negative_samples", allow_none=True)
         likelihood = MultiLabelBernoulli(
             num_labels, num_latent_gps, loadings, bias, num_gauss_hermite_points, seed=seed
         )
@@ -220,7 +174,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         if num_negative_samples is not None and num_negative_samples >= num_labels:
             num_negative_samples = None
         self.num_negative_samples = None if num_negative_samples is None else int(num_negative_samples)
-        self.input_dim = _input_dim(inducing_variable)
+        self.input_dim = inducing_input_dim(inducing_variable)
         self._label_sampler = tf.random.Generator.from_seed(seed)
 
     # -- parameters ----------------------------------------------------------------------
@@ -296,10 +250,11 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         """Label ids of the k highest mean utilities per row [N, k] (best first).
 
         Works in row batches, so only ``batch_size × K`` scores exist at a time."""
-        if not isinstance(k, (int, np.integer)) or not 1 <= k <= self.num_labels:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= self.num_labels:
             raise ValueError(f"k must be an integer in [1, num_labels={self.num_labels}], got {k!r}")
+        batch_size = check_positive_int(batch_size, "batch_size")
         X, _ = check_multilabel_data(Xnew, scipy.sparse.csr_matrix((_num_rows(Xnew), self.num_labels)),
-                                     self.num_labels, self.input_dim)
+                                     self.num_labels, self.input_dim, names=("Xnew", "Y"))
         out = []
         for start in range(0, X.shape[0], batch_size):
             scores = self._scores(X[start : start + batch_size])
@@ -444,3 +399,14 @@ def ranking_metrics(top: np.ndarray, Y: scipy.sparse.csr_matrix, ks: Sequence[in
         out[f"P@{k}"] = 100.0 * metrics.precision_at_k(Y, top, k, y_pred_is_indices=True)
         out[f"nDCG@{k}"] = 100.0 * metrics.ndcg_at_k(Y, top, k, y_pred_is_indices=True)
     return out
+
+
+@check_training_data.register(MLGPF)
+def _check_mlgpf_data(model: MLGPF, data: Any) -> Tuple[Any, ...]:
+    """``(X, Y)`` for :class:`MLGPF`, normalised by :meth:`MLGPF.prepare_data`'s rules: X float64 dense or CSR
+    with the inducing inputs' D; Y a 0/1 CSR matrix [N, K] (from a dense or sparse 0/1 matrix, or lists of
+    label ids). Values other than 0/1 (e.g. 0.5) are refused, never read as positives."""
+    X, Y = check_data_tuple(data, ("X", "Y"), type(model).__name__)
+    return check_multilabel_data(
+        X, Y, num_labels=model.num_labels, input_dim=model.input_dim, names=("data[0] (X)", "data[1] (Y)")
+    )

@@ -35,6 +35,14 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from gpflow.models.util import inducingpoint_wrapper
 
 from ..covariances.subspace import inducing_covariances, to_input_tensor
+from ..inducing_variables.subspace import SubspaceInducingPoints
+from ..validation import (
+    check_positive_int,
+    check_positive_number,
+    check_regression_data,
+    check_training_data,
+    inducing_input_dim,
+)
 from ..variational.preconditioned import (
     PreconditionedGaussian,
     preconditioned_conditional,
@@ -91,10 +99,11 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
             raise TypeError(f"`kernel` must be a gpflow.kernels.Kernel, got {type(kernel).__name__}")
         if not isinstance(likelihood, Likelihood):
             raise TypeError(f"`likelihood` must be a gpflow.likelihoods.Likelihood, got {type(likelihood).__name__}")
-        if num_data is not None and (isinstance(num_data, bool) or int(num_data) < 1):
-            raise ValueError(f"`num_data` must be a positive int or None, got {num_data!r}")
+        num_data = check_positive_int(num_data, "num_data", allow_none=True)
+        num_latent_gps = check_positive_int(num_latent_gps, "num_latent_gps")
+        check_positive_number(sigma_floor, "sigma_floor", "a positive finite float")
         super().__init__(kernel, likelihood, mean_function, num_latent_gps)
-        self.num_data = None if num_data is None else int(num_data)
+        self.num_data = num_data
         self.inducing_variable: InducingVariables = inducingpoint_wrapper(inducing_variable)
         self.q = PreconditionedGaussian(
             int(self.inducing_variable.num_inducing),
@@ -183,3 +192,18 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
 
     def _add_mean_function(self, X: Any, mean: tf.Tensor) -> tf.Tensor:
         return mean if isinstance(self.mean_function, Zero) else mean + self.mean_function(X)
+
+
+@check_training_data.register(PreconditionedSVGP)
+def _check_preconditioned_svgp_data(model: PreconditionedSVGP, data: Any) -> Tuple[Any, ...]:
+    """``(X [N, D], Y [N, P])`` for :class:`PreconditionedSVGP` (what :meth:`~PreconditionedSVGP.elbo` takes):
+    dense float X, or ``scipy.sparse`` X with subspace inducing inputs; D from the inducing variable
+    (the basis' D for subspace inducing inputs); P = ``num_latent_gps`` for a scalar likelihood."""
+    return check_regression_data(
+        data,
+        input_dim=inducing_input_dim(model.inducing_variable),
+        num_latent_gps=int(model.num_latent_gps),
+        likelihood=model.likelihood,
+        allow_sparse=isinstance(model.inducing_variable, SubspaceInducingPoints),
+        model_name=type(model).__name__,
+    )

@@ -46,6 +46,16 @@ from ..inducing_variables.grid import (
     interpolation_indices_and_weights,
 )
 from ..likelihoods.mixed_softmax import MixedSoftmax
+from ..validation import (
+    check_choice,
+    check_class_labels,
+    check_data_tuple,
+    check_network_inputs,
+    check_positive_int,
+    check_positive_number,
+    check_positive_values,
+    check_training_data,
+)
 from ..variational.kronecker import KroneckerGaussian, kron_apply
 
 __all__ = ["SVDKL", "SoftmaxNetwork", "pretrain_and_fit", "classification_metrics", "validate_classification_data"]
@@ -54,34 +64,32 @@ __all__ = ["SVDKL", "SoftmaxNetwork", "pretrain_and_fit", "classification_metric
 def validate_classification_data(
     X: Any, Y: Any, num_classes: int, input_shape: Optional[Tuple[int, ...]] = None, name: str = "data"
 ) -> Tuple[np.ndarray, np.ndarray]:
-    """Check ``(X, Y)`` at the API boundary: non-empty, finite, matching N, labels in [0, C)."""
-    X = np.asarray(X)
-    Y = np.asarray(Y)
-    if X.ndim < 2:
-        raise ValueError(f"{name}: X must be at least 2-D [N, ...], got shape {X.shape}")
-    if X.shape[0] == 0:
-        raise ValueError(f"{name}: X is empty (N = 0)")
-    if not np.issubdtype(X.dtype, np.number):
-        raise TypeError(f"{name}: X must be numeric, got dtype {X.dtype}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"{name}: X contains NaN or inf")
-    if input_shape is not None and tuple(X.shape[1:]) != tuple(input_shape):
-        raise ValueError(
-            f"{name}: X rows have shape {tuple(X.shape[1:])}, the feature extractor expects {tuple(input_shape)}"
-        )
-    if Y.ndim == 2 and Y.shape[1] == 1:
-        Y = Y[:, 0]
-    if Y.ndim != 1:
-        raise ValueError(f"{name}: Y must be class indices of shape [N] or [N, 1], got {Y.shape}")
-    if Y.shape[0] != X.shape[0]:
-        raise ValueError(f"{name}: X has {X.shape[0]} rows but Y has {Y.shape[0]}")
-    if not (np.issubdtype(Y.dtype, np.integer) or np.all(np.mod(Y, 1) == 0)):
-        raise TypeError(f"{name}: Y must hold integer class indices, got dtype {Y.dtype}")
-    if Y.min() < 0 or Y.max() >= num_classes:
-        raise ValueError(
-            f"{name}: labels must be in [0, {num_classes}), got range [{Y.min()}, {Y.max()}]"
-        )
-    return X, Y.astype(np.int64)
+    """Check ``(X, Y)`` at the API boundary: X non-empty, finite, rows of ``input_shape``; Y integer-valued
+    class indices in [0, C) with one per row of X (``[N]`` or ``[N, 1]``). Returns (X unchanged, Y int64 [N]).
+
+    The rules are :func:`gpflow_ext.validation.check_network_inputs` and
+    :func:`~gpflow_ext.validation.check_class_labels`; ``name`` prefixes the arrays (``data[1] (Y)``).
+    """
+    X = check_network_inputs(X, f"{name}[0] (X)", input_shape)
+    Y = check_class_labels(Y, num_classes, name=f"{name}[1] (Y)", num_rows=X.shape[0])
+    return X, Y
+
+
+def _layer_input_shape(layer: tf_keras.layers.Layer) -> Optional[Tuple[int, ...]]:
+    """The shape of one input row of a built tf_keras layer/model, ``None`` when it is not known."""
+    try:
+        return tuple(int(s) for s in layer.input_shape[1:])
+    except (AttributeError, RuntimeError, TypeError, ValueError):
+        return None
+
+
+def _check_classifier_data(model: Any, data: Any, num_classes: Optional[int]) -> Tuple[np.ndarray, np.ndarray]:
+    """``(X, Y)`` for a classifier on a network: X rows of the network's input shape (integer X cast to
+    float64), Y integer class indices in [0, C) returned as int64 ``[N, 1]``."""
+    X, Y = check_data_tuple(data, ("X", "Y"), type(model).__name__)
+    X = check_network_inputs(X, "data[0] (X)", model.input_shape, integer="cast")
+    Y = check_class_labels(Y, num_classes, name="data[1] (Y)", num_rows=X.shape[0])
+    return X, Y[:, None]
 
 
 class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
@@ -151,16 +159,19 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
                 "feature_extractor must be a tf_keras model or layer "
                 f"(from gpflow.keras import tf_keras), got {type(feature_extractor).__name__}"
             )
-        if not isinstance(num_classes, (int, np.integer)) or num_classes < 2:
-            raise ValueError(f"num_classes must be an int >= 2, got {num_classes!r}")
-        if not isinstance(num_data, (int, np.integer)) or num_data < 1:
-            raise ValueError(f"num_data must be a positive int, got {num_data!r}")
-        if not isinstance(num_samples, (int, np.integer)) or num_samples < 1:
-            raise ValueError(f"num_samples must be a positive int, got {num_samples!r}")
-        if inducing not in ("grid", "points"):
-            raise ValueError(f"inducing must be 'grid' or 'points', got {inducing!r}")
-        if grid_prior not in ("toeplitz", "circulant"):
-            raise ValueError(f"grid_prior must be 'toeplitz' or 'circulant', got {grid_prior!r}")
+        num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
+        num_data = check_positive_int(num_data, "num_data")
+        num_samples = check_positive_int(num_samples, "num_samples")
+        grid_size = check_positive_int(grid_size, "grid_size")
+        num_features = check_positive_int(num_features, "num_features", allow_none=True)
+        num_inducing = check_positive_int(num_inducing, "num_inducing", allow_none=True)
+        circulant_variational_size = check_positive_int(
+            circulant_variational_size, "circulant_variational_size", allow_none=True
+        )
+        check_positive_values(lengthscale, "lengthscale")
+        check_positive_number(jitter, "jitter", "a positive finite number")
+        check_choice(inducing, "inducing", ("grid", "points"))
+        check_choice(grid_prior, "grid_prior", ("toeplitz", "circulant"))
         if grid_prior == "circulant" and (inducing != "grid" or not whiten):
             raise ValueError("grid_prior='circulant' needs inducing='grid' and whiten=True")
         if num_features is None:
@@ -184,10 +195,7 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
             raise ValueError(f"feature_groups index features out of range [0, {Q})")
 
         self.feature_extractor = feature_extractor
-        try:
-            self.input_shape = tuple(int(s) for s in feature_extractor.input_shape[1:])
-        except (AttributeError, RuntimeError, TypeError):
-            self.input_shape = None
+        self.input_shape = _layer_input_shape(feature_extractor)
         self.num_classes = int(num_classes)
         self.num_data = int(num_data)
         self.num_features = Q
@@ -384,17 +392,9 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
 
     def predict_proba(self, X: Any, num_samples: int = 16, batch_size: int = 2048) -> np.ndarray:
         """Class probabilities ``[N, C]`` by Monte Carlo over q(u) (checked input, batched)."""
-        from ..training.checks import check_positive_int  # local import: training imports models lazily too
-
         num_samples = check_positive_int(num_samples, "num_samples")
         batch_size = check_positive_int(batch_size, "batch_size")
-        X = np.asarray(X)
-        if X.ndim < 2 or X.shape[0] == 0:
-            raise ValueError(f"X must be a non-empty array [N, ...], got shape {X.shape}")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or inf")
-        if self.input_shape is not None and tuple(X.shape[1:]) != self.input_shape:
-            raise ValueError(f"X rows have shape {X.shape[1:]}, expected {self.input_shape}")
+        X = check_network_inputs(X, "X", self.input_shape)
         fn = self._compiled_predict()
         out = [
             fn(tf.constant(X[i : i + batch_size]), tf.constant(int(num_samples))).numpy()
@@ -450,8 +450,31 @@ class SoftmaxNetwork(BayesianModel, ExternalDataTrainingLossMixin):
 
     def __init__(self, feature_extractor: tf_keras.layers.Layer, head: Optional[tf_keras.layers.Layer] = None):
         super().__init__()
+        if not isinstance(feature_extractor, tf_keras.layers.Layer):
+            raise TypeError(
+                "feature_extractor must be a tf_keras model or layer "
+                f"(from gpflow.keras import tf_keras), got {type(feature_extractor).__name__}"
+            )
+        if head is not None and not isinstance(head, tf_keras.layers.Layer):
+            raise TypeError(f"head must be a tf_keras layer or None, got {type(head).__name__}")
         self.feature_extractor = feature_extractor
         self.head = head
+
+    @property
+    def input_shape(self) -> Optional[Tuple[int, ...]]:
+        """The shape of one input row the feature extractor expects (``None`` when it is not known)."""
+        return _layer_input_shape(self.feature_extractor)
+
+    @property
+    def num_classes(self) -> Optional[int]:
+        """C: the head's units, else the feature extractor's outputs (``None`` when not known)."""
+        if self.head is not None:
+            units = getattr(self.head, "units", None)
+            return int(units) if units is not None else None
+        try:
+            return int(self.feature_extractor.output_shape[-1])
+        except (AttributeError, RuntimeError, TypeError, ValueError):
+            return None
 
     def logits(self, X: InputData, training: bool = False) -> tf.Tensor:
         H = self.feature_extractor(X, training=training)
@@ -472,6 +495,8 @@ class SoftmaxNetwork(BayesianModel, ExternalDataTrainingLossMixin):
     def predict_proba(self, X: np.ndarray, batch_size: int = 2048) -> np.ndarray:
         """Softmax class probabilities ``[N, C]``, in batches through one compiled function (traced once per
         model, not once per call)."""
+        X = check_network_inputs(X, "X", self.input_shape)
+        batch_size = check_positive_int(batch_size, "batch_size")
         return np.concatenate(
             [self._predict_fn(tf.constant(X[i : i + batch_size])).numpy() for i in range(0, len(X), batch_size)]
         )
@@ -524,7 +549,6 @@ def pretrain_and_fit(
     variational parameters keep moving at a GP-sized rate while the network is fine-tuned.
     """
     from ..training import GroupedOptimizer, TensorBoard, fit  # local import: training imports models lazily too
-    from ..training.checks import check_positive_int, check_positive_number
 
     X, Y = validate_classification_data(*data, model.num_classes, model.input_shape, name="data")
     num_predict_samples = check_positive_int(num_predict_samples, "num_predict_samples")  # before any training
@@ -532,9 +556,9 @@ def pretrain_and_fit(
         Xv, Yv = validate_classification_data(
             *validation_data, model.num_classes, model.input_shape, name="validation_data"
         )
-    for name, value in (("network_epochs", network_epochs), ("gp_epochs", gp_epochs), ("joint_epochs", joint_epochs)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"{name} must be a non-negative int, got {value!r}")
+    network_epochs = check_positive_int(network_epochs, "network_epochs", minimum=0)
+    gp_epochs = check_positive_int(gp_epochs, "gp_epochs", minimum=0)
+    joint_epochs = check_positive_int(joint_epochs, "joint_epochs", minimum=0)
     joint_batch_size = batch_size if joint_batch_size is None else joint_batch_size
     if joint_gp_learning_rate is not None:  # fit gets a ready optimizer then, so both rates are checked here
         check_positive_number(joint_gp_learning_rate, "joint_gp_learning_rate", "a positive number or None")
@@ -604,3 +628,16 @@ def pretrain_and_fit(
     if validation_data is not None:
         out["svdkl"] = model.evaluate(Xv, Yv, num_samples=num_predict_samples)
     return out
+
+
+@check_training_data.register(SVDKL)
+def _check_svdkl_data(model: SVDKL, data: Any) -> Tuple[Any, ...]:
+    """``(X, Y)`` for :class:`SVDKL`: X rows of the feature extractor's input shape, Y class indices in
+    [0, num_classes) (1.5, -1 and >= C refused, naming the first bad row), returned as int64 ``[N, 1]``."""
+    return _check_classifier_data(model, data, model.num_classes)
+
+
+@check_training_data.register(SoftmaxNetwork)
+def _check_softmax_network_data(model: SoftmaxNetwork, data: Any) -> Tuple[Any, ...]:
+    """``(X, Y)`` for :class:`SoftmaxNetwork`: as for SVDKL, with C the head's (or the network's) outputs."""
+    return _check_classifier_data(model, data, model.num_classes)

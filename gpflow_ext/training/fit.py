@@ -17,15 +17,15 @@ import numpy as np
 import tensorflow as tf
 from gpflow.keras import tf_keras
 
+from ..validation import check_model, check_positive_int, check_positive_number, check_training_data
 from .callbacks import Callback, Checkpointing, FunctionCallback, Metrics, ProgressBar, RunState, TensorBoard
 from .checkpoints import RESUME_CHOICES, RunCheckpoints, data_fingerprint
-from .checks import check_data, check_model, check_positive_int, check_positive_number, uses_stateful_random_ops
 from .data import ArrayData, minibatch_dataset, steps_per_epoch
 from .diagnosis import first_nonfinite_operation, nonfinite_culprits, variable_names
 from .distribute import DistributedStep, check_strategy, is_chief, split_rows
 from .errors import NonFiniteObjectiveError, TrainingStepError
 from .history import History
-from .step import make_step
+from .step import make_step, uses_stateful_random_ops
 from .updates import as_update
 
 __all__ = ["fit"]
@@ -106,7 +106,7 @@ def _training_arrays(model, data, batch_size):
         return None, None, None
     if data is None:
         raise ValueError(f"{type(model).__name__} needs training data: fit(model, (X, Y), ...)")
-    arrays = check_data(data)
+    arrays = check_training_data(model, data)
     num_data = int(arrays[0].shape[0])
     if batch_size is not None and batch_size >= num_data:
         batch_size = None

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from .updates import Stage
 
-__all__ = ["loss_and_gradients", "finite_flags", "make_step"]
+__all__ = ["loss_and_gradients", "finite_flags", "make_step", "uses_stateful_random_ops"]
 
 
 def loss_and_gradients(
@@ -89,3 +89,30 @@ def make_step(model: tf.Module, stages: List[Stage], internal: bool) -> Callable
         return first_loss, tf.concat([objective_ok[None]] + gradient_flags, axis=0)
 
     return staged_step
+
+
+_STATEFUL_RANDOM_OPS = {
+    "RandomStandardNormal",
+    "RandomUniform",
+    "RandomUniformInt",
+    "TruncatedNormal",
+    "ParameterizedTruncatedNormal",
+    "RandomGamma",
+    "RandomPoisson",
+    "RandomPoissonV2",
+    "RandomShuffle",
+    "Multinomial",
+    "RandomCrop",
+}
+
+
+def uses_stateful_random_ops(graph: tf.Graph) -> bool:
+    """Whether a traced graph (incl. nested functions: cond/while bodies) has seed-at-trace random ops.
+
+    Stateless ops (``StatelessRandom*``) and ``tf.random.Generator`` ops (state in a variable) are not counted.
+    """
+    graph_def = graph.as_graph_def()
+    nodes = list(graph_def.node)
+    for function in graph_def.library.function:
+        nodes.extend(function.node_def)
+    return any(node.op in _STATEFUL_RANDOM_OPS for node in nodes)

@@ -23,6 +23,8 @@ import gpflow
 from gpflow import Parameter
 from gpflow.utilities import triangular
 
+from ..validation import check_positive_int
+
 __all__ = ["kron_apply", "kron_matmul", "kron_triangular_solve", "gauss_kl_kronecker", "KroneckerGaussian"]
 
 
@@ -116,10 +118,8 @@ class KroneckerGaussian(gpflow.Module):
 
     def __init__(self, num_gps: int, grid_sizes: Sequence[int], name=None):
         super().__init__(name=name)
-        if int(num_gps) < 1:
-            raise ValueError(f"num_gps must be >= 1, got {num_gps}")
-        self.num_gps = int(num_gps)
-        self.grid_sizes = tuple(int(s) for s in grid_sizes)
+        self.num_gps = check_positive_int(num_gps, "num_gps")
+        self.grid_sizes = tuple(check_positive_int(s, f"grid_sizes[{d}]") for d, s in enumerate(grid_sizes))
         dtype = gpflow.default_float()
         m = int(np.prod(self.grid_sizes))
         self.q_mu = Parameter(np.zeros((self.num_gps, m)), dtype=dtype, name="q_mu")  # [J, m]

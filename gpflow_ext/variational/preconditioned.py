@@ -30,6 +30,8 @@ from check_shapes import check_shapes
 from gpflow.base import Parameter, TensorType
 from gpflow.utilities import positive
 
+from ..validation import check_positive_int, check_positive_number
+
 __all__ = [
     "PreconditionedGaussian",
     "preconditioned_kl",
@@ -60,11 +62,9 @@ class PreconditionedGaussian(gpflow.Module):
         name: Optional[str] = None,
     ):
         super().__init__(name=name)
-        for arg, value in (("num_inducing", num_inducing), ("num_latent_gps", num_latent_gps)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"`{arg}` must be a positive int, got {value!r}")
-        if not (np.isfinite(sigma_floor) and sigma_floor > 0):
-            raise ValueError(f"`sigma_floor` must be a positive finite float, got {sigma_floor!r}")
+        num_inducing = check_positive_int(num_inducing, "num_inducing")
+        num_latent_gps = check_positive_int(num_latent_gps, "num_latent_gps")
+        check_positive_number(sigma_floor, "sigma_floor", "a positive finite float")
         shape = (int(num_inducing), int(num_latent_gps))
         q_mu = np.zeros(shape) if q_mu is None else np.asarray(q_mu, dtype=np.float64)
         q_sigma = np.ones(shape) if q_sigma is None else np.asarray(q_sigma, dtype=np.float64)
