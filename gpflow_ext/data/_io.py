@@ -21,6 +21,10 @@ class DataFormatError(ValueError):
     """A data file does not follow the published format it is read as (the message names file and line)."""
 
 
+class DataFormatWarning(UserWarning):
+    """A known quirk of a published file was worked around (the message says what was assumed)."""
+
+
 def as_existing_file(path: PathLike, argument: str = "path") -> Path:
     """``Path(path)``, raising FileNotFoundError naming ``argument`` when it is not a file."""
     if not isinstance(path, (str, os.PathLike)):
@@ -45,7 +49,7 @@ def _decompression_message(path: Path, error: BaseException) -> str:
         what = "not a valid xz file (corrupt or not xz-compressed, although its name ends in .xz)"
     else:
         what = f"corrupt {kind} data".replace("  ", " ")
-    return f"{what}: {type(error).__name__}: {error}"
+    return f"{what} (cannot read: {type(error).__name__}: {error})"
 
 
 def _open_raw(path: Path) -> IO[bytes]:
