@@ -119,5 +119,5 @@ def test_icd9_groups_and_ids_mapping(dataset_path):
              "174": "neoplasms", "239": "neoplasms", "276": "other", "V57": "other", "E909": "other", "?": "?"}
     assert {code: icd9_group(code) for code in cases} == cases
     mapping = read_ids_mapping(dataset_path("diabetes-130", "IDs_mapping.csv"))
-    assert mapping["admission_type_id"]["1"] == "Emergency" and len(mapping["discharge_disposition_id"]) == 29
+    assert mapping["admission_type_id"]["1"] == "Emergency" and len(mapping["discharge_disposition_id"]) == 30
     assert mapping["admission_source_id"]["7"] == "Emergency Room"
