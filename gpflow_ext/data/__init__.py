@@ -18,3 +18,4 @@ from .uci import TabularData, connect4_one_hot, read_adult, read_connect4_pmlb, 
 from .xmc import MultiLabelData, load_xmc_split, read_mulan_arff, read_mulan_labels, read_xmc_split, read_xmc_text, write_xmc_text
 from . import uci_extra
 from .diabetes import DiabetesData, diabetes_folds, load_diabetes
+from .airline import AirlineData, load_airline, read_airline
