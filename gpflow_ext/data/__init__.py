@@ -1,8 +1,9 @@
 """Readers for the real dataset formats, a verified download path, and one loader per dataset.
 
-``load_bibtex``, ``load_movielens``, ``load_mnist``, ``load_adult``, ``load_connect4`` look in
+``load_bibtex``, ``load_movielens``, ``load_mnist``, ``load_adult``, ``load_connect4``, ``load_airline`` look in
 ``data_dir`` (default ``$GPFLOW_EXT_DATA``), then the cache (``gpflow_ext.config.cache_dir()``), then
-download the public originals with checksum checks. ``load_digits`` needs no download at all.
+download the public originals with checksum checks. ``load_digits`` needs no download at all;
+``load_diabetes`` reads local files only.
 All return numpy arrays or ``scipy.sparse.csr_matrix`` (sparse data is never densified).
 """
 from . import digits, loaders, mnist, movielens, uci, xmc
@@ -16,3 +17,5 @@ from .movielens import Items, Ratings, Users, ratings_matrix, read_genres, read_
 from .uci import TabularData, connect4_one_hot, read_adult, read_connect4_pmlb, read_connect4_uci
 from .xmc import MultiLabelData, load_xmc_split, read_mulan_arff, read_mulan_labels, read_xmc_split, read_xmc_text, write_xmc_text
 from . import uci_extra
+from .diabetes import DiabetesData, diabetes_folds, load_diabetes
+from .airline import AirlineData, load_airline, read_airline

