@@ -5,6 +5,7 @@ whose tracking paths (``._self_tracked_trackables[2]._trainable_weights[0]``) ar
 layer and weight names (``.feature_extractor/dense_2/kernel``).
 """
 import re
+import traceback
 from typing import Any, Callable, List, Optional, Sequence
 
 import gpflow
@@ -74,37 +75,35 @@ def nonfinite_culprits(
 
 def first_nonfinite_operation(loss: Callable[[], Any]) -> Optional[str]:
     """Re-run ``loss`` eagerly under ``tf.debugging.enable_check_numerics`` and describe the first
-    operation whose output is NaN/inf, with the source line that created it (for a Cholesky: the
+    operation whose output is NaN/inf, with the source line that called it (for a Cholesky: the
     matrix it factorised), or ``None`` if the re-run stays finite or fails otherwise."""
     tf.debugging.enable_check_numerics()
     try:
-        with tf.GradientTape() as tape:
-            value = loss()
-        del value, tape
+        loss()
     except tf.errors.InvalidArgumentError as err:
-        return _describe_check_numerics(str(err.message))
-    except Exception:  # the diagnosis must never hide the original error
+        return _describe_check_numerics(str(err.message), traceback.extract_tb(err.__traceback__))
+    except Exception:  # the diagnosis must never hide the original problem
         return None
     finally:
         tf.debugging.disable_check_numerics()
     return None
 
 
-def _describe_check_numerics(message: str) -> str:
-    op = re.search(r'op:? "?([A-Za-z0-9_]+)"?', message)
-    op_type = op.group(1) if op else "an operation"
-    frames = re.findall(r'File "([^"]+)", line (\d+), in ([^\n]+)\n\s*([^\n]*)', message)
-    frame = None
-    for filename, line, function, source in reversed(frames):
-        if "/tensorflow/" in filename or "/tensorflow_probability/" in filename or "check_shapes" in filename:
-            continue
-        frame = (filename, line, function.strip(), source.strip())
-        break
-    if frame is None:
-        return op_type
-    filename, line, _function, source = frame
-    short = "/".join(filename.split("/")[-3:])
-    matrix = re.search(r"cholesky\((\w+)", source)
-    what = f"{op_type} of {matrix.group(1)}" if matrix else op_type
-    return f"{what} ({short}:{line}: {source})"
+_LIBRARY_FRAMES = ("/tensorflow/", "/tensorflow_probability/", "/check_shapes/", "/gpflow_ext/training/")
 
+
+def _describe_check_numerics(message: str, frames: Sequence[traceback.FrameSummary]) -> str:
+    op = re.search(r'op "([A-Za-z0-9_]+)"', message)
+    what = op.group(1) if op else "an operation"
+    shape = re.search(r"shape: (\([0-9, ]*\))", message)
+    caller = next((f for f in reversed(frames) if not any(part in f.filename for part in _LIBRARY_FRAMES)), None)
+    if caller is None:
+        return what
+    source = (caller.line or "").strip()
+    matrix = re.search(r"cholesky\((\w+)", source)
+    if matrix:
+        what = f"{what} of {matrix.group(1)}"
+    if shape:
+        what = f"{what} {shape.group(1)}"
+    short = "/".join(caller.filename.split("/")[-3:])
+    return f"{what} at {short}:{caller.lineno} ({source})"
