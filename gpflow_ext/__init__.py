@@ -7,6 +7,8 @@
 Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior_kl``
 implementations with GPflow's dispatchers.
 """
+__version__ = "0.1.0"  # the one version source: pyproject.toml reads it
+
 from . import bijectors
 from . import config
 from . import covariances
@@ -18,4 +20,3 @@ from . import models
 from . import training
 from . import variational
 
-__version__ = "0.1.0"
