@@ -21,7 +21,9 @@ A setting that cannot be honoured in the subspace (ARD lengthscales or variances
 other kernel classes) raises ``ValueError``/``NotImplementedError`` instead of computing something
 wrong.  Minibatch inputs may be dense ``[B, D]`` tensors or ``tf.SparseTensor`` of dense shape
 ``[B, D]``; :func:`Kff` evaluates the kernel's own covariance on such inputs (stock kernels cannot
-take a ``tf.SparseTensor``).
+take a ``tf.SparseTensor``). :class:`SubspacePosterior`, registered with GPflow's
+``get_posterior_class``, makes stock ``SVGP.predict_f``/``predict_y``/``elbo`` use :func:`Kff` and
+accept ``tf.SparseTensor`` and (for prediction) ``scipy.sparse`` inputs.
 """
 from __future__ import annotations
 
@@ -31,13 +33,24 @@ import gpflow
 import numpy as np
 import scipy.sparse
 import tensorflow as tf
-from check_shapes import check_shapes, register_get_shape
+from check_shapes import check_shapes, inherit_check_shapes, register_get_shape
+from gpflow.conditionals.util import base_conditional
+from gpflow.config import default_jitter
 from gpflow.covariances.dispatch import Kuf, Kuu
 from gpflow.kernels import IsotropicStationary, Kernel, Linear, Polynomial, Product, Sum
+from gpflow.posteriors import IndependentPosteriorSingleOutput, get_posterior_class
 
 from ..inducing_variables.subspace import SubspaceInducingPoints
 
-__all__ = ["Kff", "Kuu_subspace", "Kuf_subspace", "inducing_covariances", "project_inputs", "to_input_tensor"]
+__all__ = [
+    "Kff",
+    "Kuu_subspace",
+    "Kuf_subspace",
+    "SubspacePosterior",
+    "inducing_covariances",
+    "project_inputs",
+    "to_input_tensor",
+]
 
 InputTensor = Union[tf.Tensor, tf.SparseTensor]
 
@@ -49,6 +62,20 @@ def _get_sparse_tensor_shape(shaped: tf.SparseTensor, context: Any) -> Any:
     if not shape:
         return None
     return tuple(shape)
+
+
+_SCIPY_SPARSE_TYPES = (scipy.sparse.spmatrix,) + (
+    (scipy.sparse.sparray,) if hasattr(scipy.sparse, "sparray") else ()
+)
+
+
+def _get_scipy_sparse_shape(shaped: Any, context: Any) -> Any:
+    """Lets ``check_shapes`` read the shape of a ``scipy.sparse`` matrix (its ``len`` is undefined)."""
+    return tuple(int(n) for n in shaped.shape)
+
+
+for _sparse_type in _SCIPY_SPARSE_TYPES:
+    register_get_shape(_sparse_type)(_get_scipy_sparse_shape)
 
 
 def to_input_tensor(X: Any, dtype: Optional[tf.DType] = None) -> InputTensor:
@@ -277,8 +304,17 @@ def Kff(kernel: Kernel, X: Any, *, full_cov: bool = False) -> tf.Tensor:
     sq = _squared_norms(X)  # [N]
     if not full_cov:
         return _kernel_diag_from_sq(kernel, sq)  # [N]
-    inner = tf.sparse.sparse_dense_matmul(X, tf.sparse.to_dense(tf.sparse.reorder(X)), adjoint_b=True)  # [N, N]
+    inner = _sparse_gram(X)  # [N, N]
     return _kernel_from_inner(kernel, inner, sq, sq, same=True)  # [N, N]
+
+
+def _sparse_gram(X: tf.SparseTensor) -> tf.Tensor:
+    """X Xᵀ [N, N] for sparse X [N, D] as a CSR x CSR product (never an [N, D] dense copy)."""
+    X = tf.sparse.reorder(X)
+    csr = tf.raw_ops.SparseTensorToCSRSparseMatrix(indices=X.indices, values=X.values, dense_shape=X.dense_shape)
+    product = tf.raw_ops.SparseMatrixSparseMatMul(a=csr, b=csr, type=X.dtype, transpose_b=True)
+    gram = tf.raw_ops.CSRSparseMatrixToDense(sparse_input=product, type=X.dtype)  # [N, N]
+    return tf.ensure_shape(gram, [X.shape[0], X.shape[0]])
 
 
 def inducing_covariances(
@@ -290,3 +326,79 @@ def inducing_covariances(
     Kmn = Kuf(inducing_variable, kernel, X)  # [M, N]
     Knn = Kff(kernel, X, full_cov=full_cov)  # [N] or [N, N]
     return Kmm, Kmn, Knn
+
+
+# ---------------------------------------------------------------------------------------------
+# the posterior stock SVGP (predict_f, elbo) and gpflow.conditionals.conditional build
+# ---------------------------------------------------------------------------------------------
+
+
+def _sparse_mean(mean_function: Any, X: tf.SparseTensor, mean: tf.Tensor) -> tf.Tensor:
+    """mean + m(X) for sparse X [N, D]; GPflow's mean functions index or contract dense X."""
+    if mean_function is None or isinstance(mean_function, gpflow.mean_functions.Zero):
+        return mean
+    if isinstance(mean_function, gpflow.mean_functions.Constant):
+        return mean + tf.cast(mean_function.c, mean.dtype)  # [N, Q] + [Q]
+    if isinstance(mean_function, gpflow.mean_functions.Linear):
+        # X A + b, with A [D, Q]: nnz(X)·Q
+        return mean + tf.sparse.sparse_dense_matmul(X, mean_function.A) + mean_function.b
+    raise NotImplementedError(
+        f"{type(mean_function).__name__} cannot take sparse inputs: use Zero, Constant or Linear mean "
+        "functions with sparse X, or pass dense X"
+    )
+
+
+class SubspacePosterior(IndependentPosteriorSingleOutput):
+    """GPflow's single-output posterior for :class:`SubspaceInducingPoints`, for dense and sparse X.
+
+    Stock ``gpflow.models.SVGP`` (``predict_f``, ``predict_y``, ``elbo``) and
+    ``gpflow.conditionals.conditional`` build their posterior through ``get_posterior_class``; this
+    class is registered there for ``(Kernel, SubspaceInducingPoints)``. It differs from
+    :class:`gpflow.posteriors.IndependentPosteriorSingleOutput` only where X is touched:
+
+    * a ``scipy.sparse`` ``Xnew`` becomes a ``tf.SparseTensor`` (:func:`to_input_tensor`);
+    * k(X, X) comes from :func:`Kff` (the diagonal costs nnz(X); stock kernels index X);
+    * the mean function is added through sparse products (Zero, Constant, Linear).
+
+    Dense X takes exactly the stock path. ``SVGP.elbo`` itself reads the minibatch size with
+    ``tf.shape(X)``, which TensorFlow cannot do for a scipy matrix: train on a ``tf.SparseTensor``
+    (what :func:`gpflow_ext.training.fit` passes; :func:`to_input_tensor` converts a CSR matrix).
+    """
+
+    def _as_input(self, Xnew: Any) -> Any:
+        if scipy.sparse.issparse(Xnew):
+            return to_input_tensor(Xnew, self.X_data.basis_t.dtype)
+        return Xnew
+
+    @inherit_check_shapes
+    def fused_predict_f(self, Xnew: Any, full_cov: bool = False, full_output_cov: bool = False):
+        return super().fused_predict_f(self._as_input(Xnew), full_cov=full_cov, full_output_cov=full_output_cov)
+
+    @inherit_check_shapes
+    def predict_f(self, Xnew: Any, full_cov: bool = False, full_output_cov: bool = False):
+        return super().predict_f(self._as_input(Xnew), full_cov=full_cov, full_output_cov=full_output_cov)
+
+    @inherit_check_shapes
+    def _add_mean_function(self, Xnew: Any, mean: tf.Tensor) -> tf.Tensor:
+        if isinstance(Xnew, tf.SparseTensor):
+            return _sparse_mean(self.mean_function, Xnew, mean)
+        return super()._add_mean_function(Xnew, mean)
+
+    @inherit_check_shapes
+    def _get_Kff(self, Xnew: Any, full_cov: bool) -> tf.Tensor:
+        return Kff(self.kernel, Xnew, full_cov=full_cov)  # [N, N] or [N]
+
+    @inherit_check_shapes
+    def _conditional_fused(self, Xnew: Any, full_cov: bool = False, full_output_cov: bool = False):
+        Knn = Kff(self.kernel, Xnew, full_cov=full_cov)  # [N, N] or [N]
+        Kmm = Kuu(self.X_data, self.kernel, jitter=default_jitter())  # [M, M]
+        Kmn = Kuf(self.X_data, self.kernel, Xnew)  # [M, N]
+        fmean, fvar = base_conditional(
+            Kmn, Kmm, Knn, self.q_mu, full_cov=full_cov, q_sqrt=self.q_sqrt, white=self.whiten
+        )  # [N, P], [P, N, N] or [N, P]
+        return self._post_process_mean_and_cov(fmean, fvar, full_cov, full_output_cov)
+
+
+@get_posterior_class.register(Kernel, SubspaceInducingPoints)
+def _get_posterior_subspace(kernel: Kernel, inducing_variable: SubspaceInducingPoints) -> type:
+    return SubspacePosterior

@@ -105,6 +105,19 @@ def subspace_basis(
     return _fix_signs(U, S, Vt)
 
 
+def _distinct_rows(coords: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``coords`` [N, R] and their counts. Rows equal up to the SVD's rounding
+    (1e-9 of the largest entry) count as one, so identical rows of X are merged."""
+    scale = float(np.max(np.abs(coords))) if coords.size else 0.0
+    if scale == 0.0:
+        return coords[:1], np.array([coords.shape[0]], dtype=np.float64)
+    keys = np.round(coords / (scale * 1e-9))
+    _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
+    order = np.sort(first)  # keep the data order (deterministic k-means++ seeding)
+    counts_by_first = dict(zip(first.tolist(), counts.tolist()))
+    return coords[order], np.array([counts_by_first[i] for i in order], dtype=np.float64)
+
+
 def _fix_signs(U: np.ndarray, S: np.ndarray, Vt: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Deterministic sign convention: the largest-magnitude entry of each right vector is positive."""
     rank = S.shape[0]
@@ -219,13 +232,25 @@ class SubspaceInducingPoints(InducingVariables):
         U, S, Vt = subspace_basis(X, rank, seed=seed)
         coords = U * S  # [N, R] = X X̃ᵀ (the rows of X in the basis)
         rng = np.random.default_rng(seed)
-        if kmeans_sample is not None and N > kmeans_sample:
+        subsampled = kmeans_sample is not None and N > kmeans_sample
+        if subsampled:
             coords = coords[rng.choice(N, size=kmeans_sample, replace=False)]
+        # k-means on the distinct rows weighted by their counts (the same objective as on all rows):
+        # with fewer distinct rows than M, k-means would return repeated centres: a singular K_ZZ
+        # (its float32 Cholesky gives NaN without an error; with jitter the repeats are wasted)
+        coords, counts = _distinct_rows(coords)
+        if coords.shape[0] < num_inducing:
+            sampled = f" (in a random sample of kmeans_sample={kmeans_sample} rows)" if subsampled else ""
+            raise ValueError(
+                f"`num_inducing`={num_inducing} exceeds the {coords.shape[0]} distinct rows of X in its "
+                f"rank-{rank} subspace{sampled}: repeated inducing inputs make K_ZZ singular; use "
+                f"num_inducing <= {coords.shape[0]}"
+            )
         from sklearn.cluster import KMeans
 
         kmeans = KMeans(
             n_clusters=int(num_inducing), n_init=1, max_iter=kmeans_max_iter, random_state=seed
-        ).fit(coords)
+        ).fit(coords, sample_weight=counts)
         return cls(Vt, kmeans.cluster_centers_, trainable_A=trainable_A)
 
     @property  # type: ignore[misc]
