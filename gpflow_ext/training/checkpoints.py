@@ -229,7 +229,7 @@ class RunCheckpoints:
                               f"from the {len(found)} ckpt-N files present")
         present = [prefix for _, prefix in reversed(found)]  # oldest first
         if found and (listed is None or sorted(map(_abs, listed)) != sorted(map(_abs, present))):
-            tf.train.update_checkpoint_state(
+            tf.compat.v1.train.update_checkpoint_state(
                 str(self.directory), present[-1], all_model_checkpoint_paths=present
             )
         self.manager = tf.train.CheckpointManager(self.checkpoint, str(self.directory), max_to_keep=self.max_to_keep)

@@ -288,13 +288,13 @@ def fit(
 
     # ---------------------------------------------------------------- callbacks
     parts: List[Callback] = [ProgressBar(progress)]
-    if checkpoints is not None:
-        parts.append(Checkpointing(checkpoints, counters, ints["checkpoint_every"], ints["checkpoint_every_steps"]))
     if not any(isinstance(c, TensorBoard) for c in callbacks):
         parts.append(TensorBoard())
     if metrics:
         parts.append(Metrics(metrics, ints["metrics_every"]))
     parts += [c if isinstance(c, Callback) else FunctionCallback(c, ints["metrics_every"]) for c in callbacks]
+    if checkpoints is not None:  # last: a checkpoint holds the epoch's metrics too
+        parts.append(Checkpointing(checkpoints, counters, ints["checkpoint_every"], ints["checkpoint_every_steps"]))
 
     if run.epoch >= epochs:
         return history
@@ -386,12 +386,15 @@ def _train(run, model, update, stages, trained, array_data, strategy, parts, che
             history.seconds_per_epoch.append(run.seconds)
             history.steps.append(run.step)
             values = {}
-            for part in parts:
-                values.update(part.on_epoch_end(run) or {})
+            for part in parts:  # metrics are recorded as they come, before the checkpoint is written
+                returned = part.on_epoch_end(run)
+                if returned:
+                    if not values:
+                        history.metric_epochs.append(epoch)
+                    for name, value in returned.items():
+                        history.metrics.setdefault(name, []).append(value)
+                    values.update(returned)
             if values:
-                for name, value in values.items():
-                    history.metrics.setdefault(name, []).append(value)
-                history.metric_epochs.append(epoch)
                 for part in parts:
                     part.on_metrics(run, values)
     except KeyboardInterrupt:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import gpflow
+import numpy as np
 import tensorflow as tf
 from gpflow.keras import tf_keras
 from gpflow.optimizers import NaturalGradient, XiNat
@@ -69,6 +70,8 @@ def optimizer_config(optimizer: Any) -> Dict[str, Any]:
             continue
         if hasattr(value, "numpy"):
             value = value.numpy().item()
+        if isinstance(value, (float, np.floating)):  # float32 hyperparameters: 0.05 reads 0.0500000007
+            value = float(f"{float(value):.7g}")
         config[key] = value
     return config
 
