@@ -83,6 +83,13 @@ def _first_lines(text: str, limit: int = 3) -> str:
     """The head of a (TensorFlow) error message, without its graph stack trace. An error raised
     while tracing ("in user code: File ... ValueError: ...") is reduced to its last error line."""
     lines = [line for line in str(text).strip().splitlines() if line.strip()]
+    if any(line.startswith("Detected at node") for line in lines):
+        # "Graph execution error: Detected at node N defined at: File ... <message> [[{{node N}}]]"
+        frames = [i for i, line in enumerate(lines) if re.match(r'\s*File "', line)]
+        node = next(line for line in lines if line.startswith("Detected at node"))
+        node = re.sub(r"^Detected at node '?([^' ]+)'?.*$", r"\1", node)
+        rest = [line for line in lines[(frames[-1] + 1 if frames else 0):] if not line.strip().startswith("[[")]
+        lines = rest + [f"(at node {node})"]
     if lines and lines[0].strip().startswith("in user code"):
         errors = [i for i, line in enumerate(lines) if re.match(r"\s*\w+(Error|Exception): ", line)]
         if errors:

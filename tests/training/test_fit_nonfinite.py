@@ -11,11 +11,11 @@ from gpflow_ext.training import NonFiniteObjectiveError, fit
 def test_nan_in_dense_data_is_reported_with_location(th):
     X, Y = th.regression_data(n=20)
     X[7, 1] = np.nan
-    with pytest.raises(ValueError, match=r"data\[0\] contains NaN at index \(7, 1\)"):
+    with pytest.raises(ValueError, match=r"data\[0\] \(X\) contains NaN at index \(7, 1\)"):
         fit(th.svgp(X[8:]), (X, Y), epochs=1, progress=False)
     X[7, 1] = 0.0
     Y[3, 0] = np.inf
-    with pytest.raises(ValueError, match=r"data\[1\] contains inf at index \(3, 0\)"):
+    with pytest.raises(ValueError, match=r"data\[1\] \(Y\) contains inf at index \(3, 0\)"):
         fit(th.svgp(X), (X, Y), epochs=1, progress=False)
 
 
@@ -24,8 +24,17 @@ def test_nan_in_sparse_data_is_reported_with_location(th):
     row, col = 6, X[6].indices[0]
     X[row, col] = np.nan
     _, Y = th.regression_data(n=10)
+
+    class SparseLinear(gpflow.models.BayesianModel, gpflow.models.ExternalDataTrainingLossMixin):
+        def __init__(self):
+            super().__init__()
+            self.w = gpflow.Parameter(np.zeros((5, 1)))
+
+        def maximum_log_likelihood_objective(self, data):
+            return -tf.reduce_sum((tf.sparse.sparse_dense_matmul(data[0], self.w) - data[1]) ** 2)
+
     with pytest.raises(ValueError, match=rf"data\[0\] \(sparse\) contains NaN at index \({row}, {col}\)"):
-        fit(th.svgp(np.zeros((10, 5))), (X, Y), epochs=1, progress=False)
+        fit(SparseLinear(), (X, Y), epochs=1, progress=False)
 
 
 class NaNAfterSteps(gpflow.models.SVGP):
@@ -89,3 +98,91 @@ def test_nan_gradient_is_named(th):
     model = NaNGradient(gpflow.kernels.SquaredExponential(), gpflow.likelihoods.Gaussian(), X[:3].copy(), num_data=20)
     with pytest.raises(NonFiniteObjectiveError, match=r"epoch 1, step 1: gradient of .*variance"):
         fit(model, (X, Y), epochs=1, progress=False)
+
+
+def test_only_the_culprit_gradient_is_named_not_every_gradient(th):
+    X, Y = th.regression_data(n=20)
+
+    class NaNLengthscaleGradient(gpflow.models.SVGP):
+        def maximum_log_likelihood_objective(self, data):
+            ell = self.kernel.lengthscales
+            return super().maximum_log_likelihood_objective(data) + tf.reduce_sum(tf.sqrt(ell - ell))
+
+    model = NaNLengthscaleGradient(gpflow.kernels.SquaredExponential(lengthscales=[1.0, 1.0]),
+                                   gpflow.likelihoods.Gaussian(), X[:3].copy(), num_data=20)
+    with pytest.raises(NonFiniteObjectiveError) as info:
+        fit(model, (X, Y), epochs=1, progress=False)
+    assert info.value.what == ["gradient of .kernel.lengthscales"]
+
+
+def test_keras_weights_are_named_by_layer_and_weight(th):
+    from gpflow.keras import tf_keras
+
+    X, Y = th.regression_data(n=20)
+
+    class Net(gpflow.models.BayesianModel, gpflow.models.ExternalDataTrainingLossMixin):
+        def __init__(self):
+            super().__init__()
+            self.feature_extractor = tf_keras.Sequential([
+                tf_keras.layers.Dense(4, activation="tanh", dtype=gpflow.default_float(), name="hidden"),
+                tf_keras.layers.Dense(1, dtype=gpflow.default_float(), name="out"),
+            ])
+            self.feature_extractor.build((None, 2))
+
+        def maximum_log_likelihood_objective(self, data):
+            x, y = data
+            bias = self.feature_extractor.layers[1].bias  # sqrt'(0) = inf: NaN gradient for this weight only
+            return -tf.reduce_sum((self.feature_extractor(x) - y) ** 2) + tf.reduce_sum(tf.sqrt(bias - bias))
+
+    with pytest.raises(NonFiniteObjectiveError) as info:
+        fit(Net(), (X, Y), epochs=1, progress=False)
+    assert info.value.what == ["gradient of .feature_extractor/out/bias"]
+
+
+def test_a_failed_cholesky_names_the_matrix(th):
+    X, Y = th.regression_data(n=20)
+    Z = np.repeat(X[:2], 3, axis=0)  # duplicate inducing inputs: singular Kuu, no jitter
+    model = gpflow.models.SVGP(gpflow.kernels.SquaredExponential(), gpflow.likelihoods.Gaussian(), Z, num_data=20)
+    with gpflow.config.as_context(gpflow.config.Config(jitter=0.0)):
+        with pytest.raises(NonFiniteObjectiveError, match=r"First non-finite operation: Cholesky of Kmm \(6, 6\) at "
+                                                          r"gpflow/conditionals/util.py:\d+ \(Lm = tf.linalg.cholesky\(Kmm\)\)"):
+            fit(model, (X, Y), epochs=1, progress=False)
+
+
+def test_a_value_that_overflows_is_named_before_the_gradients(th):
+    X, Y = th.regression_data(n=20)
+    model = th.svgp(X)
+    model.kernel.variance.unconstrained_variable.assign(1e308)  # softplus(1e308) is finite; exp would not be
+    model.kernel.variance.unconstrained_variable.assign(np.inf)
+    with pytest.raises(NonFiniteObjectiveError) as info:
+        fit(model, (X, Y), epochs=1, progress=False)
+    assert info.value.what[0] == "value of .kernel.variance"
+
+
+class FailsAtCall(gpflow.models.SVGP):
+    """A TensorFlow error (a failed assertion) from the ``bad_call``-th training step on."""
+
+    def __init__(self, *args, bad_call, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calls = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self.bad_call = bad_call
+
+    def maximum_log_likelihood_objective(self, data):
+        self.calls.assign_add(1)
+        check = tf.debugging.assert_less(self.calls, tf.constant(self.bad_call, tf.int64),
+                                         message="label index out of range in this minibatch")
+        with tf.control_dependencies([check]):
+            return super().maximum_log_likelihood_objective(data)
+
+
+def test_an_error_in_a_later_step_is_raised_with_epoch_and_step_cause_first(th):
+    from gpflow_ext.training import TrainingStepError
+
+    X, Y = th.regression_data(n=40)
+    model = FailsAtCall(gpflow.kernels.SquaredExponential(), gpflow.likelihoods.Gaussian(), X[:4].copy(),
+                        num_data=40, bad_call=6)
+    with pytest.raises(TrainingStepError, match=r"^InvalidArgumentError: .*label index out of range in this minibatch.* "
+                                               r"raised by FailsAtCall.training_loss in epoch 2, step 6") as info:
+        fit(model, (X, Y), epochs=3, batch_size=10, progress=False)
+    assert isinstance(info.value, ValueError) and isinstance(info.value.cause, tf.errors.InvalidArgumentError)
+    assert len(str(info.value)) < 600  # the head of the TensorFlow message, not its graph dump
