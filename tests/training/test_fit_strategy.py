@@ -106,3 +106,22 @@ def test_mirrored_strategy_on_two_logical_cpus_matches_one_device():
             assert abs(a - b) <= 1e-9 * max(1.0, abs(a)), (case, single, mirrored)
         assert out[case]["param_diff"] <= 1e-9, (case, out[case]["param_diff"])
     assert "created outside strategy.scope()" in out["outside_scope_error"]
+
+
+def test_only_the_chief_writes_under_a_multi_worker_strategy():
+    from types import SimpleNamespace
+
+    import tensorflow as tf
+
+    from gpflow_ext.training.distribute import is_chief
+
+    def strategy(cluster, task_type, task_id):
+        resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+            tf.train.ClusterSpec(cluster), task_type=task_type, task_id=task_id)
+        return SimpleNamespace(cluster_resolver=resolver, extended=SimpleNamespace(_in_multi_worker_mode=lambda: True))
+
+    workers = {"worker": ["127.0.0.1:1", "127.0.0.1:2"]}
+    assert is_chief(None)
+    assert is_chief(strategy(workers, "worker", 0)) and not is_chief(strategy(workers, "worker", 1))
+    with_chief = {"chief": ["127.0.0.1:0"], **workers}
+    assert is_chief(strategy(with_chief, "chief", 0)) and not is_chief(strategy(with_chief, "worker", 0))
