@@ -444,7 +444,7 @@ def test_fit_trains_on_checked_data(problem, key):
         "svdkl": (problem["X"], problem["labels"].astype(np.float64)),
         "gplvf": (problem["Yobs"],),
     }[key]
-    history = fit(model, check_training_data(model, data), epochs=1, batch_size=8, progress=False, log_parameters=False)
+    history = fit(model, check_training_data(model, data), epochs=1, batch_size=8, progress=False)
     assert np.isfinite(history.objective[-1])
 
 

@@ -293,17 +293,17 @@ def fit(
     if metrics:
         parts.append(Metrics(metrics, ints["metrics_every"]))
     parts += [c if isinstance(c, Callback) else FunctionCallback(c, ints["metrics_every"]) for c in callbacks]
-    if checkpoints is not None:  # last: a checkpoint holds the epoch's metrics too
-        parts.append(Checkpointing(checkpoints, counters, ints["checkpoint_every"], ints["checkpoint_every_steps"]))
+    saver = None if checkpoints is None else Checkpointing(
+        checkpoints, counters, ints["checkpoint_every"], ints["checkpoint_every_steps"])
 
     if run.epoch >= epochs:
         return history
-    _train(run, model, update, stages, trained, array_data, strategy, parts, checkpoints, internal, dtype,
+    _train(run, model, update, stages, trained, array_data, strategy, parts, saver, checkpoints, internal, dtype,
            seed, shuffle, batch_size or num_data, compile, exact_random_resume)
     return history
 
 
-def _train(run, model, update, stages, trained, array_data, strategy, parts, checkpoints, internal, dtype,
+def _train(run, model, update, stages, trained, array_data, strategy, parts, saver, checkpoints, internal, dtype,
            seed, shuffle, batch_size, compile, exact_random_resume) -> None:
     """The loop over epochs and steps (``fit`` has checked and prepared everything)."""
 
@@ -375,8 +375,12 @@ def _train(run, model, update, stages, trained, array_data, strategy, parts, che
                 run.epoch_step += 1
                 run.objective = float(loss)
                 run.epoch_loss_sum += run.objective
-                for part in parts:
-                    part.on_step_end(run)
+                try:
+                    for part in parts:
+                        part.on_step_end(run)
+                finally:  # the step is done: a callback that raises (Ctrl-C) does not cost a due checkpoint
+                    if saver is not None:
+                        saver.on_step_end(run)
             run.seconds = time.perf_counter() - started
             run.epoch_objective = run.epoch_loss_sum / run.steps_per_epoch
             run.epoch, run.epoch_step, run.epoch_loss_sum = epoch, 0, 0.0
@@ -385,18 +389,11 @@ def _train(run, model, update, stages, trained, array_data, strategy, parts, che
             history.objective.append(run.epoch_objective)
             history.seconds_per_epoch.append(run.seconds)
             history.steps.append(run.step)
-            values = {}
-            for part in parts:  # metrics are recorded as they come, before the checkpoint is written
-                returned = part.on_epoch_end(run)
-                if returned:
-                    if not values:
-                        history.metric_epochs.append(epoch)
-                    for name, value in returned.items():
-                        history.metrics.setdefault(name, []).append(value)
-                    values.update(returned)
-            if values:
-                for part in parts:
-                    part.on_metrics(run, values)
+            try:
+                _epoch_end(run, parts)
+            finally:  # written after the epoch's metrics, and also when a callback raised (Ctrl-C)
+                if saver is not None:
+                    saver.on_epoch_end(run)
     except KeyboardInterrupt:
         for part in parts:
             part.on_train_end(run)
@@ -411,6 +408,22 @@ def _train(run, model, update, stages, trained, array_data, strategy, parts, che
         raise
     for part in parts:
         part.on_train_end(run)
+
+
+def _epoch_end(run: RunState, parts: Sequence[Callback]) -> None:
+    """Epoch-end callbacks; scalars they return are recorded in the history as they come."""
+    history, values = run.history, {}
+    for part in parts:
+        returned = part.on_epoch_end(run)
+        if returned:
+            if not values:
+                history.metric_epochs.append(run.epoch)
+            for name, value in returned.items():
+                history.metrics.setdefault(name, []).append(value)
+            values.update(returned)
+    if values:
+        for part in parts:
+            part.on_metrics(run, values)
 
 
 def _raise_nonfinite(model, trained, flags, epoch, step, checkpoints, internal, array_data, rows, strategy):
