@@ -49,6 +49,12 @@ with 1 000 cosine-decayed steps of 8 draws. Every results JSON records its full 
 that date used M = 50, two draws, batch 128, 300 epochs, constant rates, 300 q(x*) steps and random test
 users unless their command said otherwise.
 
+Every model trains through ``gpflow_ext.training.fit`` (:func:`train_with_fit`): minibatches shuffled by the
+stateless key (seed, epoch), the short last batch kept (ceil(N / B) steps per epoch), natural gradients for
+q(u) through ``NaturalGradientUpdate``. The README's tables were produced by an earlier loop of this script
+(numpy-permuted minibatches, short last batch dropped): the same model and bound, other minibatches
+(``results_gplvf/movielens_a_defaults_seed0_fit.json`` is the default (a) run through ``fit``).
+
 ``--small`` runs every protocol on a slice (120 users x 300 items, few epochs) for the tests.
 """
 import argparse
