@@ -56,7 +56,7 @@ def gpflow_loop_seconds_per_epoch(build, X, Y, batch_size, epochs, learning_rate
 
     @tf.function
     def optimization_step():
-        optimizer.minimize(loss, model.trainable_variables)
+        optimizer.minimize(loss, model.trainable_variables)  # peer: GPflow's tutorial loop, not ours
 
     times = []
     for _ in range(epochs):

@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from gpflow.keras import tf_keras  # noqa: E402
 
+from experiments.common import compiled_training_step  # noqa: E402
 from gpflow_ext.models import PreconditionedSVGP  # noqa: E402
 
 
@@ -30,12 +31,10 @@ def _float32_run(model_factory, X, Y, steps, batch):
     dataset = tf.data.Dataset.from_tensor_slices((X, Y)).repeat().shuffle(len(X), seed=0).batch(batch)
     it = iter(dataset)
 
-    @tf.function
+    train_step = compiled_training_step(model, opt)  # fit's compiled step (gpflow_ext.training.step.make_step)
+
     def step(Xb, Yb):
-        with tf.GradientTape() as tape:
-            loss = model.training_loss((Xb, Yb))
-        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-        return loss
+        return train_step((Xb, Yb))
 
     history = []
     try:

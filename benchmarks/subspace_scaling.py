@@ -67,6 +67,7 @@ def worker(args) -> dict:
     from gpflow.keras import tf_keras
 
     import gpflow_ext
+    from experiments.common import compiled_training_step
     from gpflow_ext.covariances import to_input_tensor
 
     if args.float32:
@@ -108,13 +109,12 @@ def worker(args) -> dict:
     else:
         x_spec = tf.TensorSpec([None, args.dim], dtype)
 
-    @tf.function(input_signature=[x_spec, tf.TensorSpec([None, 1], dtype)])
+    train_step = compiled_training_step(  # fit's compiled step (gpflow_ext.training.step.make_step)
+        model, optimizer, variables=variables, input_signature=[(x_spec, tf.TensorSpec([None, 1], dtype))]
+    )
+
     def step(Xb, Yb):
-        with tf.GradientTape() as tape:
-            loss = model.training_loss((Xb, Yb))
-        grads = tape.gradient(loss, variables)
-        optimizer.apply_gradients(zip(grads, variables))
-        return loss
+        return train_step((Xb, Yb))
 
     times, losses = [], []
     for i in range(args.warmup + args.steps):

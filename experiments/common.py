@@ -85,3 +85,25 @@ def as_builtin(values: Dict[str, Any]) -> Dict[str, Any]:
             value = value.item()
         out[key] = value
     return out
+
+
+def compiled_training_step(model, optimizer: Any = None, *, learning_rate: float = 0.01,
+                           variables: Optional[Sequence[Any]] = None, internal: bool = False,
+                           input_signature: Optional[Sequence[Any]] = None):
+    """``step(batch) -> objective`` (``step()`` for internal-data models): one compiled training step of
+    ``gpflow_ext.training.fit`` (its update and :func:`gpflow_ext.training.step.make_step`, in ``tf.function``),
+    for timing single steps of our models; ``optimizer`` as ``fit``'s (default Adam at ``learning_rate``),
+    ``variables`` the trained tf.Variables (default: all trainable), ``input_signature`` the ``tf.function``'s
+    (``[batch spec]``, to trace once for every batch size). Whole runs use ``fit`` itself."""
+    import tensorflow as tf
+
+    from gpflow_ext.training.step import make_step
+    from gpflow_ext.training.updates import as_update
+
+    variables = list(model.trainable_variables if variables is None else variables)
+    update = as_update(optimizer, learning_rate)
+    update.build(model, variables)
+    step = tf.function(make_step(model, update.stages(model, variables), internal), input_signature=input_signature)
+    if internal:
+        return lambda: step()[0]
+    return lambda batch: step(batch)[0]

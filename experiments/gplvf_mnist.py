@@ -33,7 +33,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import tensorflow as tf  # noqa: E402
 
-from experiments.gplvf_movielens import compiled_loop  # noqa: E402
+from experiments.gplvf_movielens import train_with_fit  # noqa: E402
 from gpflow_ext.bijectors import planar_flow  # noqa: E402
 from gpflow_ext.models import GPLVF  # noqa: E402
 
@@ -70,8 +70,8 @@ def train(observed_input, flow_length, *, latent_dim, num_inducing, epochs, batc
     model = GPLVF(observed_input, latent_dim, num_inducing, flow=flow, num_samples=num_samples, seed=seed,
                   noise_variance=0.02)
     rates = {"flow": flow_learning_rate} if flow_length and flow_learning_rate is not None else None
-    history = compiled_loop(model, model.training_data(), epochs=epochs, batch_size=batch_size,
-                            learning_rate=learning_rate, seed=seed, group_learning_rates=rates)
+    history = train_with_fit(model, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
+                             group_learning_rates=rates)
     return model, history
 
 

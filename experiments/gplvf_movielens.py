@@ -49,6 +49,12 @@ with 1 000 cosine-decayed steps of 8 draws. Every results JSON records its full 
 that date used M = 50, two draws, batch 128, 300 epochs, constant rates, 300 q(x*) steps and random test
 users unless their command said otherwise.
 
+Every model trains through ``gpflow_ext.training.fit`` (:func:`train_with_fit`): minibatches shuffled by the
+stateless key (seed, epoch), the short last batch kept (ceil(N / B) steps per epoch), natural gradients for
+q(u) through ``NaturalGradientUpdate``. The README's tables were produced by an earlier loop of this script
+(numpy-permuted minibatches, short last batch dropped): the same model and bound, other minibatches
+(``results_gplvf/movielens_a_defaults_seed0_fit.json`` is the default (a) run through ``fit``).
+
 ``--small`` runs every protocol on a slice (120 users x 300 items, few epochs) for the tests.
 """
 import argparse
@@ -59,7 +65,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -83,7 +89,9 @@ from gpflow_ext.models import GPLVF  # noqa: E402
 from gpflow_ext.models.gplvf import (  # noqa: E402
     BASE_COVARIANCES, KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal,
 )
-from gpflow_ext.training import LEARNING_RATE_DECAYS, adam_by_group, decayed_learning_rate, fit  # noqa: E402
+from gpflow_ext.training import (  # noqa: E402
+    LEARNING_RATE_DECAYS, NaturalGradientUpdate, adam_by_group, decayed_learning_rate, fit,
+)
 from gpflow_ext.validation import check_positive_number  # noqa: E402
 from gpflow_ext.training.data import steps_per_epoch  # noqa: E402
 
@@ -141,95 +149,50 @@ def drop_empty_rows(matrix: sp.csr_matrix) -> sp.csr_matrix:
 
 
 # ------------------------------------------------------------------------------------ models
-class LoopHistory:
-    """Per-epoch objective and seconds, like ``gpflow_ext.training.History``."""
-
-    def __init__(self):
-        self.epochs, self.objective, self.seconds_per_epoch = [], [], []
-
-    def median_seconds_per_epoch(self):
-        times = self.seconds_per_epoch[1:] if len(self.seconds_per_epoch) > 1 else self.seconds_per_epoch
-        return float(np.median(times)) if times else float("nan")
-
-    @property
-    def final_objective(self):
-        return self.objective[-1] if self.objective else float("nan")
-
-
-def grouped_adam(model, group_learning_rates: Optional[Dict[str, float]], decayed: Callable, learning_rate: float):
-    """One Adam per group of ``model.parameter_groups()``; ``decayed`` maps a base rate to its schedule.
-    A rate for the flow of a model without one is an error (the group is empty)."""
+def group_adam(model: GPLVF, group_learning_rates: Optional[Dict[str, float]], learning_rate: float, lr_decay: str,
+               total_steps: int):
+    """One Adam per group of ``model.parameter_groups()`` (``gpflow_ext.training.adam_by_group``), each rate
+    ``decayed_learning_rate(rate, lr_decay, total_steps)``. ``group_learning_rates``: e.g. ``{"flow": 1e-3,
+    "local": 0.05}``; other groups keep ``learning_rate``. A rate for the flow of a model without one is an
+    error (the group is empty)."""
     groups = model.parameter_groups()
     rates = dict(group_learning_rates or {})
     for group, rate in rates.items():
         check_positive_number(rate, f"group_learning_rates[{group!r}]")
         if group in groups and not groups[group]:
             raise ValueError(f"a {group} learning rate needs a model with a {group} group (flow length > 0)")
+
+    def decayed(rate):
+        return decayed_learning_rate(rate, lr_decay, total_steps, name="lr_decay")
+
     return adam_by_group(groups, {g: decayed(r) for g, r in rates.items()}, decayed(learning_rate))
 
 
-def compiled_loop(model, data, *, epochs, batch_size, learning_rate, seed, natgrad_gamma: float = 0.0,
-                  lr_decay: str = "constant", group_learning_rates: Optional[Dict[str, float]] = None):
-    """Adam over shuffled row minibatches with one compiled step traced once per batch shape.
-    ``lr_decay``: ``gpflow_ext.training.decayed_learning_rate`` over ``epochs`` x batches per epoch.
-    ``group_learning_rates``: e.g. ``{"flow": 1e-3, "local": 0.05}``, a separate Adam (same decay) for
-    each named group of :meth:`GPLVF.parameter_groups` (``gpflow_ext.training.adam_by_group``); the flow's
-    shared λ see every minibatch while each row's (μ_n, s_n) moves once per epoch. Other groups keep
-    ``learning_rate``.
+def train_with_fit(model: GPLVF, *, epochs: int, batch_size: int, learning_rate: float, seed: int,
+                   natgrad_gamma: float = 0.0, lr_decay: str = "constant",
+                   group_learning_rates: Optional[Dict[str, float]] = None, logdir: Optional[Path] = None,
+                   progress: bool = False):
+    """Train ``model`` on its own rows with ``gpflow_ext.training.fit`` and return fit's ``History``.
 
-    ``natgrad_gamma > 0``: q(u) = (q_mu, q_sqrt) is instead updated by GPflow's natural-gradient
-    step of length gamma (Salimbeni et al. 2018) on each minibatch, then Adam updates everything
-    else (Z, kernel, noise, mean, q(x_n), flow) on a fresh estimate of the bound. For fixed x the
-    bound is conjugate in q(u), so gamma = 1 on the full data jumps to the optimal q(u); gamma < 1
-    damps the minibatch and Monte Carlo noise.
+    Adam per group of :meth:`GPLVF.parameter_groups` (:func:`group_adam`) with ``lr_decay`` over all
+    ``epochs x ceil(N / batch_size)`` steps (fit keeps the short last batch). The flow's shared λ see every
+    minibatch while each row's (μ_n, s_n) moves once per epoch.
 
-    Used for the timed runs reported in the README. An early version of ``gpflow_ext.training.fit``
-    ran much slower per step on this model (it re-seeded TF every epoch, which rebuilt the step);
-    after that fix both run at the same speed (0.071-0.074 s/epoch each on a 200 x 300 probe,
-    measured side by side), so ``fit`` is the loop to use in new code."""
+    ``natgrad_gamma > 0``: q(u) = (q_mu, q_sqrt) is instead updated by GPflow's natural-gradient step of
+    length gamma (Salimbeni et al. 2018) on each minibatch, then Adam updates everything else (Z, kernel,
+    noise, mean, q(x_n), flow) on a fresh estimate of the bound (``NaturalGradientUpdate``). For fixed x the
+    bound is conjugate in q(u), so gamma = 1 on the full data jumps to the optimal q(u); gamma < 1 damps the
+    minibatch and Monte Carlo noise."""
     if not np.isfinite(natgrad_gamma) or not 0.0 <= natgrad_gamma <= 1.0:
         raise ValueError(f"natgrad_gamma must be in [0, 1] (0 = Adam for q(u) too), got {natgrad_gamma!r}")
-    arrays = [np.asarray(a) for a in data]
-    num_rows = arrays[0].shape[0]
-    batch_size = min(batch_size, num_rows)
-    num_batches = num_rows // batch_size  # drop the ragged last batch: one shape, one trace
-
-    def decayed(rate):
-        return decayed_learning_rate(rate, lr_decay, epochs * num_batches, name="lr_decay")
-
-    natgrad = None
+    total_steps = epochs * steps_per_epoch(model.num_data, batch_size)
+    optimizer = group_adam(model, group_learning_rates, learning_rate, lr_decay, total_steps)
     if natgrad_gamma > 0:
-        natgrad = gpflow.optimizers.NaturalGradient(gamma=natgrad_gamma)
-        gpflow.utilities.set_trainable(model.q_mu, False)
-        gpflow.utilities.set_trainable(model.q_sqrt, False)
-    variables = model.trainable_variables
-    optimizer = grouped_adam(model, group_learning_rates, decayed, learning_rate)
-
-    @tf.function
-    def step(batch):
-        if natgrad is not None:
-            natgrad.minimize(lambda: model.training_loss(batch), [(model.q_mu, model.q_sqrt)])
-        with tf.GradientTape() as tape:
-            loss = model.training_loss(batch)
-        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
-        return loss
-
-    rng = np.random.default_rng(seed)
-    history = LoopHistory()
-    for epoch in range(1, epochs + 1):
-        order = rng.permutation(num_rows)
-        start = time.perf_counter()
-        losses = []
-        for b in range(num_batches):
-            rows = order[b * batch_size: (b + 1) * batch_size]
-            losses.append(step(tuple(tf.constant(a[rows]) for a in arrays)))
-        losses = [float(v) for v in losses]
-        history.seconds_per_epoch.append(time.perf_counter() - start)
-        history.epochs.append(epoch)
-        history.objective.append(float(np.mean(losses)))
-        if not np.isfinite(history.objective[-1]):
-            raise FloatingPointError(f"GPLVF objective became non-finite at epoch {epoch}")
-    return history
+        optimizer = NaturalGradientUpdate(natgrad_gamma, optimizer=optimizer)
+    return fit(
+        model, model.training_data(), epochs=epochs, batch_size=batch_size, optimizer=optimizer, seed=seed,
+        logdir=None if logdir is None else str(logdir), progress=progress,
+    )
 
 
 class BaseGaussianKLAblation(GPLVF):
@@ -271,7 +234,6 @@ def train_gplvf(
     kernel: str = "se",
     natgrad_gamma: float = 0.0,
     logdir: Optional[Path] = None,
-    use_fit: bool = False,
     kl_x: str = "correct",
     base_covariance: str = "diagonal",
     lr_decay: str = "constant",
@@ -305,25 +267,10 @@ def train_gplvf(
             raise ValueError("warm_start must be a Gaussian-q(X) GPLVF (flow=None)")
         values = {k: v.numpy() for k, v in gpflow.utilities.parameter_dict(warm_start).items()}
         gpflow.utilities.multiple_assign(model, values)  # shapes are checked by assign
-    if use_fit:
-        if natgrad_gamma:
-            raise ValueError("natgrad_gamma needs the compiled loop (use_fit=False)")
-        total_steps = epochs * steps_per_epoch(model.num_data, batch_size if batch_size < model.num_data else None)
-
-        def decayed(rate):
-            return decayed_learning_rate(rate, lr_decay, total_steps, name="lr_decay")
-
-        history = fit(
-            model, model.training_data(), epochs=epochs, batch_size=batch_size,
-            optimizer=grouped_adam(model, group_learning_rates, decayed, learning_rate),
-            seed=seed, logdir=None if logdir is None else str(logdir), progress=False,
-        )
-    else:
-        history = compiled_loop(
-            model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-            natgrad_gamma=natgrad_gamma, lr_decay=lr_decay,
-            group_learning_rates=group_learning_rates,
-        )
+    history = train_with_fit(
+        model, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
+        natgrad_gamma=natgrad_gamma, lr_decay=lr_decay, group_learning_rates=group_learning_rates, logdir=logdir,
+    )
     return model, history
 
 

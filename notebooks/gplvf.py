@@ -41,8 +41,8 @@ gpflow.utilities.print_summary(model.kernel)
 # %% [markdown]
 # ## Training on minibatches of rows
 # `model.training_data()` is `(values, mask, row_index)`; the row index picks each row's q(x_n).
-# Any tf_keras optimizer works through `model.training_loss(batch)`; `gpflow_ext.training.fit`
-# runs the same loop with TensorBoard and checkpoints.
+# `gpflow_ext.training.fit` trains on shuffled minibatches of rows (`model.training_loss(batch)`),
+# with TensorBoard and checkpoints when given a `logdir`.
 #
 # `model.parameter_groups()` splits the variables into the flow's shared parameters, each row's
 # q(x_n) and everything else. The flow sees every minibatch, so it gets its own, smaller Adam rate:
@@ -50,28 +50,13 @@ gpflow.utilities.print_summary(model.kernel)
 # the Gaussian q(X), while at the shared rate it ends below it (README, GPLVF section).
 
 # %%
-from gpflow_ext.training import adam_by_group
+from gpflow_ext.training import adam_by_group, fit
 
-values, mask, rows = model.training_data()
 print({name: len(variables) for name, variables in model.parameter_groups().items()})
 optimizer = adam_by_group(model.parameter_groups(), {"flow": 1e-3}, 0.02)
-batch_size = 50
-
-
-@tf.function
-def step(batch):
-    with tf.GradientTape() as tape:
-        loss = model.training_loss(batch)
-    optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-    return loss
-
-
-for epoch in range(3 if quick else 60):
-    order = rng.permutation(len(rows))
-    for b in range(len(rows) // batch_size):
-        idx = order[b * batch_size:(b + 1) * batch_size]
-        loss = step((values[idx], mask[idx], rows[idx]))
-print("final minibatch objective", float(loss))
+history = fit(model, model.training_data(), epochs=3 if quick else 60, batch_size=50, optimizer=optimizer,
+              progress=False)
+print("final epoch objective", history.final_objective)
 
 # %% [markdown]
 # ## Imputing the missing pixels

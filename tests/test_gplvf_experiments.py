@@ -170,19 +170,25 @@ def _toy_rows(rng, n=20, d=4, q=2, missing=0.3):
 
 
 def test_natgrad_gamma_one_jumps_to_the_optimal_q_u_for_fixed_latent_samples():
-    import gpflow
     import tensorflow as tf
 
     from gpflow_ext.models import GPLVF
+    from gpflow_ext.training import NaturalGradientUpdate, fit
+
+    class FixedNoiseGPLVF(GPLVF):
+        """The bound at fixed x samples (all rows, in order): conjugate in q(u)."""
+
+        def elbo(self, data):
+            return self.elbo_given_base_noise(data, self.fixed_noise)
 
     rng = np.random.default_rng(5)
     Y = _toy_rows(rng)
-    model = GPLVF(Y, 2, 5, flow=None, seed=2)
+    model = FixedNoiseGPLVF(Y, 2, 5, flow=None, seed=2)
     data = model.training_data()
-    noise = tf.constant(rng.standard_normal((3, 20, 2)))  # fixed x samples: the bound is conjugate in q(u)
+    model.fixed_noise = tf.constant(rng.standard_normal((3, 20, 2)))
 
     def loss():
-        return -model.elbo_given_base_noise(data, noise)
+        return model.training_loss(data)
 
     def q_u_gradients():
         with tf.GradientTape() as tape:
@@ -191,17 +197,19 @@ def test_natgrad_gamma_one_jumps_to_the_optimal_q_u_for_fixed_latent_samples():
         return value.numpy(), [g.numpy() for g in tape.gradient(value, variables)]
 
     start, (g_mu0, _) = q_u_gradients()
-    gpflow.optimizers.NaturalGradient(gamma=1.0).minimize(loss, [(model.q_mu, model.q_sqrt)])
+    fit(model, data, epochs=1, optimizer=NaturalGradientUpdate(1.0), variables=[model.q_mu, model.q_sqrt],
+        shuffle=False, progress=False)  # one full-batch natural-gradient step of q(u) only
     after, (g_mu, g_sqrt) = q_u_gradients()
     assert after < start
     assert np.max(np.abs(g_mu)) < 1e-6 * max(1.0, np.max(np.abs(g_mu0)))
     assert np.max(np.abs(g_sqrt)) < 1e-6 * max(1.0, np.max(np.abs(g_mu0)))
 
 
-def test_compiled_loop_with_natgrad_trains_and_checks_gamma():
+def test_natgrad_training_trains_and_checks_gamma():
+    """--natgrad-gamma: natural-gradient steps for q(u), Adam for the rest, through fit (NaturalGradientUpdate)."""
     import tensorflow as tf
 
-    from experiments.gplvf_movielens import compiled_loop
+    from experiments.gplvf_movielens import train_gplvf, train_with_fit
     from gpflow_ext.bijectors import planar_flow
     from gpflow_ext.models import GPLVF
 
@@ -212,16 +220,18 @@ def test_compiled_loop_with_natgrad_trains_and_checks_gamma():
     noise = tf.constant(rng.standard_normal((16, 30, 2)))
     start = model.elbo_given_base_noise(data, noise).numpy()
     z0 = model.inducing_variable.Z.numpy().copy()
-    history = compiled_loop(model, data, epochs=15, batch_size=10, learning_rate=0.02, seed=0, natgrad_gamma=0.3)
-    assert np.all(np.isfinite(history.objective))
+    history = train_with_fit(model, epochs=15, batch_size=10, learning_rate=0.02, seed=0, natgrad_gamma=0.3)
+    assert np.all(np.isfinite(history.objective)) and len(history.objective) == 15
     assert model.elbo_given_base_noise(data, noise).numpy() > start
     assert not np.allclose(model.inducing_variable.Z.numpy(), z0)  # Adam still trains the rest
-    assert {id(v) for v in (model.q_mu.unconstrained_variable, model.q_sqrt.unconstrained_variable)}.isdisjoint(
-        {id(v) for v in model.trainable_variables}
-    )
+    common = dict(latent_dim=2, num_inducing=5, epochs=2, batch_size=10, learning_rate=0.02, num_samples=1, seed=0)
+    natgrad_model, natgrad_history = train_gplvf(Y, 0, natgrad_gamma=0.5, **common)
+    adam_model, _ = train_gplvf(Y, 0, **common)
+    assert np.all(np.isfinite(natgrad_history.objective))
+    assert not np.allclose(natgrad_model.q_mu.numpy(), adam_model.q_mu.numpy())  # q(u) took other steps
     for bad in (-0.1, 1.5, float("nan")):
         with pytest.raises(ValueError, match="natgrad_gamma"):
-            compiled_loop(GPLVF(Y, 2, 5), data, epochs=1, batch_size=10, learning_rate=0.01, seed=0, natgrad_gamma=bad)
+            train_with_fit(GPLVF(Y, 2, 5), epochs=1, batch_size=10, learning_rate=0.01, seed=0, natgrad_gamma=bad)
 
 
 def test_base_gaussian_kl_ablation_charges_only_the_base_gaussian():
@@ -253,7 +263,7 @@ def test_base_gaussian_kl_ablation_charges_only_the_base_gaussian():
 
 
 def test_training_learning_rate_decay():
-    """--lr-decay cosine: Adam's rate falls from the given value to 0 over all training steps; both loops take it."""
+    """--lr-decay cosine: Adam's rate falls from the given value to 0 over all training steps."""
     import tensorflow as tf
 
     from experiments.gplvf_movielens import train_gplvf
@@ -266,13 +276,13 @@ def test_training_learning_rate_decay():
         decayed_learning_rate(0.01, "linear", 100, name="lr_decay")
     rng = np.random.default_rng(8)
     Y = _toy_rows(rng, n=30)
-    for use_fit in (False, True):
-        model, history = train_gplvf(
-            Y, 1, latent_dim=2, num_inducing=5, epochs=12, batch_size=10, learning_rate=0.02, num_samples=2, seed=0,
-            use_fit=use_fit, lr_decay="cosine",
-        )
-        objective = np.asarray(history.objective)  # training loss (negative bound) per epoch
-        assert np.all(np.isfinite(objective)) and objective[-1] < objective[0], use_fit
+    model, history = train_gplvf(
+        Y, 1, latent_dim=2, num_inducing=5, epochs=12, batch_size=10, learning_rate=0.02, num_samples=2, seed=0,
+        lr_decay="cosine",
+    )
+    objective = np.asarray(history.objective)  # training loss (negative bound) per epoch
+    assert np.all(np.isfinite(objective)) and objective[-1] < objective[0]
+    assert history.steps[-1] == 12 * 3  # ceil(30 / 10) steps per epoch: the decay runs over all of them
 
 
 def test_group_learning_rates_move_each_group_at_its_own_rate():
@@ -299,11 +309,10 @@ def test_group_learning_rates_move_each_group_at_its_own_rate():
     assert moved(local(flow_frozen), local(initial)) > 1e-3 and moved(flow(local_frozen), flow(initial)) > 1e-3
     assert moved(kernel(flow_frozen), kernel(initial)) > 1e-3 and moved(kernel(local_frozen), kernel(initial)) > 1e-3
     assert moved(flow(reference), flow(initial)) > 1e-3 and moved(local(reference), local(initial)) > 1e-3
-    # the same groups through gpflow_ext.training.fit (adam_by_group as fit's optimizer)
-    fit_flow_frozen, _ = train_gplvf(Y, 2, group_learning_rates={"flow": 1e-12}, use_fit=True, **common)
-    assert moved(flow(fit_flow_frozen), flow(initial)) < 1e-10 and moved(local(fit_flow_frozen), local(initial)) > 1e-3
-    with pytest.raises(ValueError, match="natgrad_gamma needs the compiled loop"):
-        train_gplvf(Y, 2, natgrad_gamma=0.5, use_fit=True, **common)
+    # with natural gradients for q(u) the groups keep their rates for everything else
+    natgrad_flow_frozen, _ = train_gplvf(Y, 2, group_learning_rates={"flow": 1e-12}, natgrad_gamma=0.5, **common)
+    assert moved(flow(natgrad_flow_frozen), flow(initial)) < 1e-10
+    assert moved(local(natgrad_flow_frozen), local(initial)) > 1e-3
     with pytest.raises(ValueError, match="group_learning_rates\\['flow'\\] must be"):
         train_gplvf(Y, 2, group_learning_rates={"flow": -1.0}, **common)
     with pytest.raises(ValueError, match="needs a model with a flow"):

@@ -14,6 +14,7 @@ from gpflow_ext.covariances import Kff, to_input_tensor
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 from benchmarks.float32_stability import float32_comparison
 from gpflow_ext.models import PreconditionedSVGP
+from gpflow_ext.training import fit
 from gpflow_ext.variational import (
     PreconditionedGaussian,
     preconditioned_conditional,
@@ -188,10 +189,8 @@ def test_plain_inducing_points_and_other_likelihoods():
         mean_function=gpflow.mean_functions.Constant(0.5),
     )
     loss = tf.function(model.training_loss_closure((X, Y)))
-    opt = tf_keras.optimizers.Adam(0.05)
     first = loss().numpy()
-    for _ in range(15):
-        opt.minimize(loss, model.trainable_variables)
+    fit(model, (X, Y), epochs=15, optimizer=tf_keras.optimizers.Adam(0.05), progress=False)  # full batch
     assert np.isfinite(loss().numpy()) and loss().numpy() < first
     mean, var = model.predict_f(X[:4])
     assert mean.shape == (4, 1) and np.all(var.numpy() > 0)

@@ -38,7 +38,7 @@ from gpflow.base import Parameter
 from gpflow.config import default_float, default_jitter
 from gpflow.keras import tf_keras
 from gpflow.models.model import BayesianModel
-from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
+from gpflow.models.training_mixins import ExternalDataTrainingLossMixin, InternalDataTrainingLossMixin
 from gpflow.utilities import positive, triangular
 
 from ..bijectors.planar import flow_forward_and_log_det
@@ -54,6 +54,7 @@ from ..validation import (
 
 __all__ = [
     "GPLVF",
+    "NewRowsLatents",
     "validate_observations",
     "masked_gaussian_expected_log_likelihood",
     "conditional_at_pairs",
@@ -649,10 +650,16 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         (μ*_n, s*_n) only; kernel, Z, q(u), noise and flow stay fixed. Returns (μ* [N*, Q], s* [N*, Q]).
         With an encoder, starts from its output.
 
+        The fit is ``num_steps`` full-batch Adam steps of ``gpflow_ext.training.fit`` on a
+        :class:`NewRowsLatents` problem (one step per epoch), with Monte Carlo draws from a
+        ``tf.random.Generator`` seeded by ``seed``.
+
         :param decay: ``"constant"`` keeps Adam's ``learning_rate``; ``"cosine"`` decays it to 0 over
             ``num_steps`` (``tf_keras`` ``CosineDecay``), so the returned (μ*, s*) is not one noisy
             Monte Carlo step away from the optimum but settles as the step shrinks.
         """
+        from ..training import fit  # models never import training at module level
+
         values, observed = self._check_new_rows(Y, mask)
         num_steps = check_positive_int(num_steps, "num_steps", minimum=0)
         learning_rate = decayed_learning_rate(learning_rate, decay, int(num_steps))  # checks decay
@@ -665,27 +672,12 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         init_log_var = np.log(init_var)  # [N*, Q]
         if self.base_covariance == "isotropic":
             init_log_var = init_log_var.mean(axis=1, keepdims=True)  # [N*, 1]
-        x_mean = tf.Variable(init_mean, dtype=default_float())
-        x_log_var = tf.Variable(init_log_var, dtype=default_float())
-        values_t = tf.constant(values)
-        mask_t = tf.constant(observed)
-        generator = tf.random.Generator.from_seed(seed)
-        optimizer = tf_keras.optimizers.Adam(learning_rate)
-
-        @tf.function
-        def step():
-            noise = generator.normal([num_samples, values.shape[0], self.latent_dim], dtype=default_float())
-            with tf.GradientTape() as tape:
-                x_var = self._full_variances(x_mean, tf.exp(x_log_var))  # [N*, Q]
-                expected_log_lik, kl_x = self.row_terms(values_t, mask_t, x_mean, x_var, noise)
-                loss = -tf.reduce_sum(expected_log_lik - kl_x)
-            grads = tape.gradient(loss, [x_mean, x_log_var])
-            optimizer.apply_gradients(zip(grads, [x_mean, x_log_var]))
-            return loss
-
-        for _ in range(num_steps):
-            step()
-        return x_mean.numpy(), np.broadcast_to(np.exp(x_log_var.numpy()), init_mean.shape).copy()
+        problem = NewRowsLatents(self, values, observed, init_mean, init_log_var, num_samples, seed)
+        fit(
+            problem, None, epochs=num_steps, optimizer=tf_keras.optimizers.Adam(learning_rate),
+            variables=[problem.x_mean, problem.x_log_var], progress=False, seed=seed,
+        )
+        return problem.x_mean.numpy(), np.broadcast_to(np.exp(problem.x_log_var.numpy()), init_mean.shape).copy()
 
     # ------------------------------------------------------------------ prediction
     def _latent_draws(self, x_mean, x_var, num_samples, seed) -> tf.Tensor:
@@ -748,6 +740,39 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         )
         per_row = self.predict_log_density(values, x_mean, x_var, mask=observed, num_samples=num_samples, seed=seed)
         return float(per_row.sum() / observed.sum())
+
+
+class NewRowsLatents(BayesianModel, InternalDataTrainingLossMixin):
+    """q(x*) = base N(μ*_n, s*_n) (then the flow) of new rows under a fixed :class:`GPLVF`, as a GPflow model.
+
+    Its variables are ``x_mean`` [N*, Q] and ``x_log_var`` [N*, Q] (isotropic base: [N*, 1]); its objective
+    is Σ_n [E_q log p(y*_o,n | x*_n) - KL(q(x*_n) ‖ p(x*_n))] of the observed entries, with the GPLVF's
+    kernel, Z, q(u), noise and flow held fixed. Monte Carlo base noise [S, N*, Q] comes from its own
+    ``tf.random.Generator`` seeded with ``seed``, one draw per evaluation. :meth:`GPLVF.infer_latent`
+    trains it with ``gpflow_ext.training.fit``. The GPLVF is referred to, not tracked: its variables are
+    not this model's (``trainable_variables`` holds x_mean and x_log_var only).
+    """
+
+    _TF_MODULE_IGNORED_PROPERTIES = BayesianModel._TF_MODULE_IGNORED_PROPERTIES | {"gplvf"}
+
+    def __init__(self, gplvf: "GPLVF", values, observed, init_mean, init_log_var, num_samples: int, seed: int):
+        super().__init__()
+        self.gplvf = gplvf
+        self.num_samples = int(num_samples)
+        self.x_mean = tf.Variable(init_mean, dtype=default_float(), name="x_mean")  # [N*, Q]
+        self.x_log_var = tf.Variable(init_log_var, dtype=default_float(), name="x_log_var")  # [N*, Q or 1]
+        self.values = tf.constant(values)  # [N*, D]
+        self.mask = tf.constant(observed)  # [N*, D] bool
+        self.noise_generator = tf.random.Generator.from_seed(seed)
+
+    def maximum_log_likelihood_objective(self) -> tf.Tensor:
+        gplvf = self.gplvf
+        noise = self.noise_generator.normal(
+            [self.num_samples, self.values.shape[0], gplvf.latent_dim], dtype=default_float()
+        )  # [S, N*, Q]
+        x_var = gplvf._full_variances(self.x_mean, tf.exp(self.x_log_var))  # [N*, Q]
+        expected_log_lik, kl_x = gplvf.row_terms(self.values, self.mask, self.x_mean, x_var, noise)
+        return tf.reduce_sum(expected_log_lik - kl_x)
 
 
 @check_training_data.register(GPLVF)

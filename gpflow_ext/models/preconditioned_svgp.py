@@ -9,8 +9,7 @@ Example (paste into a Python session)
 >>> model = gpflow_ext.models.PreconditionedSVGP(
 ...     gpflow.kernels.SquaredExponential(lengthscales=5.0), gpflow.likelihoods.Gaussian(), iv,
 ...     num_data=500)
->>> opt = gpflow.optimizers.Scipy()
->>> _ = opt.minimize(model.training_loss_closure((X, Y)), model.trainable_variables, options=dict(maxiter=20))
+>>> history = gpflow_ext.training.fit(model, (X, Y), epochs=20, batch_size=100, learning_rate=0.05, progress=False)
 >>> mean, var = model.predict_f(X[:5])
 >>> mean.shape, var.shape
 (TensorShape([5, 1]), TensorShape([5, 1]))
