@@ -15,7 +15,6 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
-import numpy as np
 from gpflow.monitor import ImageToTensorBoard, ModelToTensorBoard, Monitor, MonitorTaskGroup, ScalarToTensorBoard
 
 from .history import History

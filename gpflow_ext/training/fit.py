@@ -12,133 +12,23 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
 
-import gpflow
 import numpy as np
 import tensorflow as tf
-from gpflow.keras import tf_keras
 
-from ..validation import check_model, check_positive_int, check_positive_number, check_training_data
 from .callbacks import Callback, Checkpointing, FunctionCallback, Metrics, ProgressBar, RunState, TensorBoard
-from .checkpoints import RESUME_CHOICES, RunCheckpoints, data_fingerprint
+from .checkpoints import RunCheckpoints
 from .data import ArrayData, minibatch_dataset, steps_per_epoch
-from .diagnosis import first_nonfinite_operation, nonfinite_culprits, variable_names
+from .diagnosis import first_nonfinite_operation, nonfinite_culprits
 from .distribute import DistributedStep, check_strategy, is_chief, split_rows
 from .errors import NonFiniteObjectiveError, TrainingStepError
 from .history import History
+from .prepare import check_arguments, resolve_variables, run_fingerprint, training_arrays
 from .step import make_step, uses_stateful_random_ops
 from .updates import as_update
 
 __all__ = ["fit"]
 
 _SEED_STRIDE = 1_000_003  # per-epoch TF seed = seed * stride + epoch
-
-
-def _resolve_variables(model: tf.Module, variables: Optional[Sequence[Any]]) -> list:
-    """The tf.Variables to train: all trainable ones, or those of the given Parameters/Modules/Variables."""
-    if variables is None:
-        candidates = list(model.trainable_variables)
-    else:
-        if isinstance(variables, (tf.Variable, gpflow.Parameter, tf.Module)):
-            variables = [variables]
-        candidates = []
-        for i, item in enumerate(variables):
-            if isinstance(item, gpflow.Parameter):
-                if not item.trainable:
-                    raise ValueError(
-                        f"variables[{i}] ({item.name}) is a non-trainable gpflow.Parameter; "
-                        "use gpflow.set_trainable(parameter, True) first"
-                    )
-                candidates.append(item.unconstrained_variable)
-            elif isinstance(item, tf.Module):
-                candidates.extend(item.trainable_variables)
-            elif isinstance(item, tf.Variable):
-                candidates.append(item)
-            else:
-                raise TypeError(
-                    f"variables[{i}] must be a gpflow.Parameter, tf.Variable or tf.Module, got {type(item).__name__}"
-                )
-    unique = list({v.ref(): v for v in candidates}.values())
-    if not unique:
-        raise ValueError("there are no trainable variables to optimise (check gpflow.set_trainable / variables=)")
-    return unique
-
-
-def _check_arguments(model, epochs, batch_size, checkpoint_every, checkpoint_every_steps, max_checkpoints,
-                     metrics_every, seed, optimizer, learning_rate, metrics, callbacks, dtype, resume, strategy):
-    check_model(model)
-    if strategy is not None and not isinstance(strategy, tf.distribute.Strategy):
-        raise TypeError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
-    ints = dict(
-        epochs=check_positive_int(epochs, "epochs", minimum=0),
-        batch_size=check_positive_int(batch_size, "batch_size", allow_none=True),
-        checkpoint_every=check_positive_int(checkpoint_every, "checkpoint_every"),
-        checkpoint_every_steps=check_positive_int(checkpoint_every_steps, "checkpoint_every_steps", allow_none=True),
-        max_checkpoints=check_positive_int(max_checkpoints, "max_checkpoints"),
-        metrics_every=check_positive_int(metrics_every, "metrics_every"),
-    )
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if optimizer is None and not isinstance(learning_rate, tf_keras.optimizers.schedules.LearningRateSchedule):
-        check_positive_number(learning_rate, "learning_rate", "a positive number or a schedule")
-    if metrics is not None and not isinstance(metrics, Mapping):
-        raise TypeError("metrics must be a mapping {name: function}")
-    callbacks = (callbacks,) if callable(callbacks) and not isinstance(callbacks, Callback) else tuple(callbacks)
-    for i, callback in enumerate(callbacks):
-        if not (isinstance(callback, Callback) or callable(callback)):
-            raise TypeError(f"callbacks[{i}] is not callable: {callback!r}")
-    dtype = tf.as_dtype(dtype if dtype is not None else gpflow.default_float())
-    if not dtype.is_floating:
-        raise ValueError(f"dtype must be a floating type (float32/float64), got {dtype.name}")
-    if not any(resume is choice for choice in RESUME_CHOICES) and resume != "auto":
-        raise ValueError(f"resume must be 'auto', True or False, got {resume!r}")
-    return ints, int(seed), callbacks, dtype
-
-
-def _training_arrays(model, data, batch_size):
-    """(arrays or None for internal-data models, N, batch size or None for full batch)."""
-    if isinstance(model, gpflow.models.InternalDataTrainingLossMixin):
-        if data is not None:
-            raise ValueError(
-                f"{type(model).__name__} holds its own data (InternalDataTrainingLossMixin); call fit(model, data=None)"
-            )
-        if batch_size is not None:
-            raise ValueError(f"{type(model).__name__} trains full batch; batch_size must be None")
-        return None, None, None
-    if data is None:
-        raise ValueError(f"{type(model).__name__} needs training data: fit(model, (X, Y), ...)")
-    arrays = check_training_data(model, data)
-    num_data = int(arrays[0].shape[0])
-    if batch_size is not None and batch_size >= num_data:
-        batch_size = None
-    model_num_data = getattr(model, "num_data", "absent")
-    if batch_size is not None and model_num_data is None:
-        raise ValueError(
-            f"{type(model).__name__}.num_data is None, so each minibatch would be treated as the whole "
-            f"data set; build the model with num_data={num_data} (N) to train with batch_size={batch_size}"
-        )
-    if isinstance(model_num_data, (int, np.integer)) and int(model_num_data) != num_data:
-        warnings.warn(
-            f"{type(model).__name__}.num_data={int(model_num_data)} but data has {num_data} rows; "
-            "the minibatch objective is scaled by num_data / batch size"
-        )
-    return arrays, num_data, batch_size
-
-
-def _fingerprint(model, variables, arrays, batch_size, n_steps, shuffle, seed, dtype, update) -> dict:
-    shapes = {path: [list(leaf.shape), leaf.dtype.name]
-              for path, leaf in gpflow.utilities.parameter_dict(model).items() if hasattr(leaf, "shape")}
-    return {
-        "model": type(model).__qualname__,
-        "variables": shapes,
-        "trained": variable_names(model, variables),
-        "data": data_fingerprint(arrays),
-        "batch_size": batch_size,
-        "steps_per_epoch": n_steps,
-        "shuffle": bool(shuffle),
-        "seed": seed,
-        "dtype": dtype.name,
-        "optimizer": update.config(),
-    }
 
 
 def fit(
@@ -220,14 +110,14 @@ def fit(
         applied, the error names the culprit, and the last checkpoint is left as it was.
     :raises TrainingStepError: when the model fails on a minibatch (cause first, then epoch and step).
     """
-    ints, seed, callbacks, dtype = _check_arguments(
+    ints, seed, callbacks, dtype = check_arguments(
         model, epochs, batch_size, checkpoint_every, checkpoint_every_steps, max_checkpoints, metrics_every,
         seed, optimizer, learning_rate, metrics, callbacks, dtype, resume, strategy)
     epochs = ints["epochs"]
-    arrays, num_data, batch_size = _training_arrays(model, data, ints["batch_size"])
+    arrays, num_data, batch_size = training_arrays(model, data, ints["batch_size"])
     internal = arrays is None
     n_steps = 1 if internal else steps_per_epoch(num_data, batch_size)
-    variables = _resolve_variables(model, variables)
+    variables = resolve_variables(model, variables)
     mismatched = [f"{v.name} ({v.dtype.name})" for v in variables if v.dtype.is_floating and v.dtype != dtype]
     if mismatched:
         raise ValueError(
@@ -266,7 +156,7 @@ def fit(
             checkpoint_dir,
             tf.train.Checkpoint(model=model, optimizer=update.trackable, fingerprint=fingerprint, **counters),
             fingerprint,
-            _fingerprint(model, trained, arrays, batch_size, n_steps, shuffle, seed, dtype, update),
+            run_fingerprint(model, trained, arrays, batch_size, n_steps, shuffle, seed, dtype, update),
             ints["max_checkpoints"],
             writer=writer,
         )
