@@ -32,7 +32,7 @@ from typing import Dict, List, NamedTuple, Optional
 
 import numpy as np
 
-from ._io import DataFormatError, PathLike, as_existing_file
+from ._io import DataFormatError, PathLike, as_existing_file, open_text
 
 __all__ = ["AirlineData", "load_airline", "read_airline", "AIRLINE_FEATURES", "hhmm_to_minutes"]
 
@@ -60,8 +60,15 @@ def hhmm_to_minutes(hhmm: np.ndarray) -> np.ndarray:
 
 
 def _read_flights(path):
+    """flights.csv as published: inside the sdist's zip, or plain / .gz / .xz (e.g. the R package's export)."""
     import pandas as pd
 
+    with open(path, "rb") as handle:
+        zipped = handle.read(4) == b"PK\x03\x04" or str(path).endswith(".zip")
+    if not zipped:
+        with open_text(path, "flights_path") as handle:
+            text = handle.read()
+        return _flights_frame(path, text)
     try:
         with zipfile.ZipFile(path) as bundle:
             members = [name for name in bundle.namelist() if name.endswith(".csv")]
@@ -72,6 +79,12 @@ def _read_flights(path):
         raise DataFormatError(f"{path}: not a readable zip file ({type(error).__name__}: {error})") from None
     except UnicodeDecodeError as error:
         raise DataFormatError(f"{path}: flights.csv is not valid utf-8 ({error.reason} at byte {error.start})") from None
+    return _flights_frame(path, text)
+
+
+def _flights_frame(path, text: str):
+    import pandas as pd
+
     try:
         frame = pd.read_csv(io.StringIO(text), usecols=lambda c: c in FLIGHT_COLUMNS, low_memory=False)
     except (ValueError, pd.errors.ParserError) as error:

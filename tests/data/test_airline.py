@@ -111,3 +111,19 @@ def test_download_from_the_sdist_layout(tmp_path, dataset_path, monkeypatch):
         server.server_close()
     assert sorted(p.name for p in folder.iterdir()) == ["flights.csv.zip", "planes.csv"]
     assert read_airline(folder / "flights.csv.zip", folder / "planes.csv").X.shape == (273853, 8)
+
+
+def test_plain_and_gzipped_flights_csv_read_like_the_zip(tmp_path, dataset_path):
+    import gzip
+
+    zipped = dataset_path("airline", "flights.csv.zip")
+    planes = dataset_path("airline", "planes.csv")
+    with zipfile.ZipFile(zipped) as bundle:
+        raw = bundle.read(bundle.namelist()[0])
+    (tmp_path / "flights.csv").write_bytes(raw[:400_000])  # a prefix: whole lines up to a cut
+    lines = raw[:400_000].rsplit(b"\n", 1)[0] + b"\n"
+    (tmp_path / "flights.csv").write_bytes(lines)
+    (tmp_path / "flights.csv.gz").write_bytes(gzip.compress(lines))
+    plain = read_airline(tmp_path / "flights.csv", planes)
+    gz = read_airline(tmp_path / "flights.csv.gz", planes)
+    assert plain.X.shape[0] > 1000 and np.array_equal(plain.X, gz.X) and np.array_equal(plain.y, gz.y)
