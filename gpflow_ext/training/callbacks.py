@@ -32,7 +32,7 @@ class RunState:
     model: Any
     history: History
     epochs: int
-    steps_per_epoch: int
+    steps_per_epoch: Optional[int]  # None: a dataset of unknown length (counted while iterating)
     logdir: Optional[str]
     epoch: int = 0  # epochs completed
     step: int = 0  # global updates done
@@ -142,7 +142,8 @@ class ProgressBar(Callback):
     def on_train_begin(self, run: RunState) -> None:
         from tqdm.auto import tqdm
 
-        remaining = max(0, (run.epochs - run.epoch) * run.steps_per_epoch - run.epoch_step)
+        remaining = None if run.steps_per_epoch is None else max(
+            0, (run.epochs - run.epoch) * run.steps_per_epoch - run.epoch_step)
         self.bar = tqdm(total=remaining, desc=f"fit {type(run.model).__name__}", unit="step",
                         disable=not self.enabled or remaining == 0, dynamic_ncols=True, leave=True)
 
@@ -226,7 +227,7 @@ class TensorBoard(Callback):
         self.step_group, self.epoch_tasks, self.metric_tasks, self.image_tasks = None, [], {}, []
         if self.directory is None:
             return
-        log_every = self.log_every or max(1, min(run.steps_per_epoch, 100))
+        log_every = self.log_every or max(1, min(run.steps_per_epoch or 100, 100))
         tasks = [ScalarToTensorBoard(self.directory, _read("objective"), "training/objective")]
         if self.log_parameters:
             keywords = ["kernel", "likelihood"] if self.log_parameters is True else list(self.log_parameters)
@@ -289,7 +290,8 @@ class Checkpointing(Callback):
             run.history.last_checkpoint = saved
 
     def on_step_end(self, run: RunState) -> None:
-        if self.every_steps and run.step % self.every_steps == 0 and 0 < run.epoch_step < run.steps_per_epoch:
+        last = run.steps_per_epoch is not None and run.epoch_step >= run.steps_per_epoch
+        if self.every_steps and run.step % self.every_steps == 0 and run.epoch_step > 0 and not last:
             self.save(run)
 
     def on_epoch_end(self, run: RunState) -> None:

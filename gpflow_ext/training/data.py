@@ -142,3 +142,100 @@ def steps_per_epoch(num_data: int, batch_size: Optional[int]) -> int:
     if batch_size is None or batch_size >= num_data:
         return 1
     return -(-num_data // batch_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# what fit iterates over: one object per kind of training input
+# ---------------------------------------------------------------------------------------------
+class HeldData:
+    """A model that holds its own data (GPR, SGPR): one full-batch step per epoch."""
+
+    steps_per_epoch: Optional[int] = 1
+    element_spec = None
+    description = "internal data"
+
+    def epoch(self, epoch: int, skip: int = 0):
+        return iter([None][skip:])
+
+    def fingerprint(self) -> dict:
+        return {"data": "held by the model"}
+
+
+class ArrayInput:
+    """In-memory arrays (:class:`ArrayData`), shuffled by the stateless key ``(seed, epoch)``.
+
+    With ``gather=False`` batches are row indices (each ``tf.distribute`` replica gathers its share)."""
+
+    def __init__(self, data: ArrayData, batch_size: int, seed: int, shuffle: bool, gather: bool = True,
+                 fingerprint: Optional[dict] = None):
+        self.data, self.batch_size, self.seed, self.shuffle, self.gather = data, batch_size, seed, shuffle, gather
+        self.steps_per_epoch = steps_per_epoch(data.num_data, batch_size)
+        self.element_spec = minibatch_dataset(data, batch_size, 1, 2, seed, shuffle, gather).element_spec
+        self.description = data.shapes()
+        self._fingerprint = fingerprint or {}
+
+    def epoch(self, epoch: int, skip: int = 0):
+        return iter(minibatch_dataset(self.data, self.batch_size, epoch, epoch + 1, self.seed, self.shuffle,
+                                      self.gather, skip))
+
+    def fingerprint(self) -> dict:
+        return self._fingerprint
+
+
+class DatasetInput:
+    """A ``tf.data.Dataset`` of minibatches (tuples of dense tensors or ``tf.SparseTensor``), one full
+    pass per epoch, or a function ``epoch -> Dataset`` (1-based epochs). Floating parts are cast to
+    ``dtype``. A resumed run skips the batches of the interrupted epoch that were already trained,
+    so the result is exact when each epoch's dataset is deterministic (a function of the epoch, or a
+    dataset whose shuffle has a seed and ``reshuffle_each_iteration=False``)."""
+
+    def __init__(self, dataset: Any, dtype: tf.DType):
+        self.make = dataset if callable(dataset) and not isinstance(dataset, tf.data.Dataset) else None
+        first = self.make(1) if self.make is not None else dataset
+        if not isinstance(first, tf.data.Dataset):
+            raise TypeError(f"data: a function of the epoch must return a tf.data.Dataset, got {type(first).__name__}")
+        spec = first.element_spec
+        if not isinstance(spec, tuple):
+            raise TypeError(
+                f"data: the tf.data.Dataset must yield tuples of tensors such as (X, Y), got elements {spec}; "
+                "use dataset.map(lambda x, y: (x, y)) or .batch() on a dataset of tuples"
+            )
+        for i, part in enumerate(spec):
+            if not isinstance(part, (tf.TensorSpec, tf.SparseTensorSpec)):
+                raise TypeError(f"data: element part {i} must be a tensor or tf.SparseTensor, got {part}")
+            if part.shape.rank is not None and part.shape.rank < 1:
+                raise ValueError(f"data: element part {i} must be a batch [B, ...], got shape {part.shape}")
+        leading = {int(p.shape[0]) for p in spec if p.shape.rank and p.shape[0] is not None}
+        if len(leading) > 1:
+            raise ValueError(
+                f"data: the element parts have different leading (batch) dimensions {sorted(leading)} "
+                f"({[list(p.shape) for p in spec]}): is the dataset unbatched? Call .batch(B) on it"
+            )
+        self.dtype = dtype
+        self.dataset = None if self.make is not None else self._cast(dataset)
+        self.element_spec = self._cast(first).element_spec
+        cardinality = int(first.cardinality())
+        if cardinality == tf.data.INFINITE_CARDINALITY:
+            raise ValueError("data: the tf.data.Dataset is infinite (e.g. .repeat()); fit needs one pass per epoch")
+        self.steps_per_epoch = cardinality if cardinality >= 0 else None  # None: counted while iterating
+        self.description = ", ".join(f"{type(p).__name__}{list(p.shape)} {p.dtype.name}" for p in self.element_spec)
+
+    def _cast(self, dataset: tf.data.Dataset) -> tf.data.Dataset:
+        def cast(*parts):
+            out = []
+            for part in parts:
+                if part.dtype.is_floating and part.dtype != self.dtype:
+                    part = tf.cast(part, self.dtype) if not isinstance(part, tf.SparseTensor) else tf.SparseTensor(
+                        part.indices, tf.cast(part.values, self.dtype), part.dense_shape)
+                out.append(part)
+            return tuple(out)
+
+        return dataset.map(cast)
+
+    def epoch(self, epoch: int, skip: int = 0):
+        dataset = self.dataset if self.make is None else self._cast(self.make(epoch))
+        return iter(dataset.skip(skip))
+
+    def fingerprint(self) -> dict:
+        return {"dataset": [str(part) for part in self.element_spec],
+                "steps_per_epoch": self.steps_per_epoch, "epoch_function": self.make is not None}

@@ -17,12 +17,12 @@ import tensorflow as tf
 
 from .callbacks import Callback, Checkpointing, FunctionCallback, Metrics, ProgressBar, RunState, TensorBoard
 from .checkpoints import RunCheckpoints
-from .data import ArrayData, minibatch_dataset, steps_per_epoch
+from .data import HeldData
 from .diagnosis import first_nonfinite_operation, nonfinite_culprits
 from .distribute import DistributedStep, check_strategy, is_chief, split_rows
 from .errors import NonFiniteObjectiveError, TrainingStepError
 from .history import History
-from .prepare import check_arguments, resolve_variables, run_fingerprint, training_arrays
+from .prepare import check_arguments, resolve_variables, run_fingerprint, training_input
 from .step import make_step, uses_stateful_random_ops
 from .updates import as_update
 
@@ -66,6 +66,9 @@ def fit(
         preferred). Each minibatch is a tuple of the same structure; sparse parts arrive as
         ``tf.SparseTensor``. Floating arrays are cast to ``dtype``; integer arrays keep their type and
         boolean arrays (masks) stay ``tf.bool``. The data are checked before anything is traced.
+        Also a ``tf.data.Dataset`` of minibatch tuples (dense or ``tf.SparseTensor`` parts), one full
+        pass per epoch, or a function ``epoch -> Dataset`` (1-based), for data streamed from disk;
+        ``batch_size`` is then None, and resuming mid-epoch skips the batches already trained.
     :param epochs: total number of epochs of the run (a resumed run trains up to it).
     :param batch_size: minibatch size B (``None``: full batch); steps per epoch = ceil(N / B).
     :param optimizer: a tf_keras optimizer (default ``Adam(learning_rate)``), a
@@ -114,9 +117,7 @@ def fit(
         model, epochs, batch_size, checkpoint_every, checkpoint_every_steps, max_checkpoints, metrics_every,
         seed, optimizer, learning_rate, metrics, callbacks, dtype, resume, strategy)
     epochs = ints["epochs"]
-    arrays, num_data, batch_size = training_arrays(model, data, ints["batch_size"])
-    internal = arrays is None
-    n_steps = 1 if internal else steps_per_epoch(num_data, batch_size)
+    training = training_input(model, data, ints["batch_size"], dtype, seed, shuffle, strategy)
     variables = resolve_variables(model, variables)
     mismatched = [f"{v.name} ({v.dtype.name})" for v in variables if v.dtype.is_floating and v.dtype != dtype]
     if mismatched:
@@ -124,7 +125,6 @@ def fit(
             f"the model's parameters {mismatched[:3]} do not have dtype={dtype.name}; build the model under "
             "gpflow.config.as_context(gpflow.config.Config(float=...)) or pass the matching dtype="
         )
-    array_data = None if internal else ArrayData(arrays, dtype)
 
     # ---------------------------------------------------------------- update and its stages
     if strategy is not None:
@@ -149,20 +149,20 @@ def fit(
     if checkpoint_dir is None and logdir is not None:
         checkpoint_dir = Path(logdir) / "checkpoints"
     writer = is_chief(strategy)
-    history = History(steps_per_epoch=n_steps, logdir=None if logdir is None else str(logdir))
+    history = History(steps_per_epoch=training.steps_per_epoch, logdir=None if logdir is None else str(logdir))
     checkpoints = None
     if checkpoint_dir is not None:
         checkpoints = RunCheckpoints(
             checkpoint_dir,
             tf.train.Checkpoint(model=model, optimizer=update.trackable, fingerprint=fingerprint, **counters),
             fingerprint,
-            run_fingerprint(model, trained, arrays, batch_size, n_steps, shuffle, seed, dtype, update),
+            run_fingerprint(model, trained, training, seed, dtype, update),
             ints["max_checkpoints"],
             writer=writer,
         )
         history.resumed_from = history.last_checkpoint = checkpoints.restore(resume)
         history.restore_json(counters["history"].numpy().decode())
-    run = RunState(model=model, history=history, epochs=epochs, steps_per_epoch=n_steps,
+    run = RunState(model=model, history=history, epochs=epochs, steps_per_epoch=training.steps_per_epoch,
                    logdir=history.logdir, writer=writer,
                    epoch=int(counters["epoch"].numpy()), step=int(counters["step"].numpy()),
                    epoch_step=int(counters["epoch_step"].numpy()),
@@ -188,13 +188,13 @@ def fit(
 
     if run.epoch >= epochs:
         return history
-    _train(run, model, update, stages, trained, array_data, strategy, parts, saver, checkpoints, internal, dtype,
-           seed, shuffle, batch_size or num_data, compile, exact_random_resume)
+    _train(run, model, stages, trained, training, strategy, parts, saver, checkpoints, dtype, seed, compile,
+           exact_random_resume)
     return history
 
 
-def _train(run, model, update, stages, trained, array_data, strategy, parts, saver, checkpoints, internal, dtype,
-           seed, shuffle, batch_size, compile, exact_random_resume) -> None:
+def _train(run, model, stages, trained, training, strategy, parts, saver, checkpoints, dtype, seed, compile,
+           exact_random_resume) -> None:
     """The loop over epochs and steps (``fit`` has checked and prepared everything)."""
 
     def compiled(function, signature=None):
@@ -204,29 +204,18 @@ def _train(run, model, update, stages, trained, array_data, strategy, parts, sav
             return tf.function(function, input_signature=signature)
         return tf.function(function, reduce_retracing=True)
 
-    batches, signature = iter(()), None
-    if not internal:
-        dataset = minibatch_dataset(array_data, batch_size, run.epoch + 1, run.epochs + 1, seed, shuffle,
-                                    gather=strategy is None, skip=run.epoch_step)
-        batches = iter(dataset)
-        signature = [dataset.element_spec] if strategy is None else None
+    internal = isinstance(training, HeldData)
+    signature = None if internal or strategy is not None else [training.element_spec]
     if strategy is None:
         step_function, apply = make_step(model, stages, internal), None
     else:
-        distributed = DistributedStep(strategy, model, stages[0], array_data.gather if array_data else None,
+        distributed = DistributedStep(strategy, model, stages[0], None if internal else training.data.gather,
                                       dtype, internal)
         step_function, apply = distributed.compute, compiled(distributed.apply)
     compute = compiled(step_function, signature)
 
-    def next_input():
-        if internal:
-            return None, None
-        item = next(batches)
-        return item, (item if strategy is None else split_rows(strategy, item))
-
     for part in parts:
         part.on_train_begin(run)
-    data_shapes = "internal data" if internal else array_data.shapes()
     retrace_each_epoch, first_call, first_epoch = False, True, run.epoch + 1
     try:
         for epoch in range(first_epoch, run.epochs + 1):  # 1-based epoch being trained
@@ -237,8 +226,8 @@ def _train(run, model, update, stages, trained, array_data, strategy, parts, sav
                 # epoch e's random numbers depend on (seed, e) only, hence identical after a resume
                 compute = compiled(step_function, signature)
             started = time.perf_counter()
-            while run.epoch_step < run.steps_per_epoch:
-                global_input, inputs = next_input()
+            for global_input in training.epoch(epoch, skip=run.epoch_step):
+                inputs = global_input if strategy is None or internal else split_rows(strategy, global_input)
                 try:
                     loss, flags = compute(inputs) if not internal else compute()
                     if first_call and compile and exact_random_resume:
@@ -251,14 +240,14 @@ def _train(run, model, update, stages, trained, array_data, strategy, parts, sav
                 except (NonFiniteObjectiveError, KeyboardInterrupt):
                     raise
                 except (tf.errors.OpError, ValueError, TypeError, IndexError, KeyError) as err:
-                    raise TrainingStepError(err, type(model).__name__, epoch, run.step + 1, data_shapes) from err
+                    raise TrainingStepError(err, type(model).__name__, epoch, run.step + 1, training.description) from err
                 first_call = False
                 if apply is not None:
                     grads, flags = flags
                 flags = np.asarray(flags)
                 if not flags.all():
-                    _raise_nonfinite(model, trained, flags, epoch, run.step + 1, checkpoints, internal,
-                                     array_data, global_input, strategy)
+                    _raise_nonfinite(model, trained, flags, epoch, run.step + 1, checkpoints, training,
+                                     global_input, strategy)
                 if apply is not None:
                     apply(grads)
                 run.step += 1
@@ -272,7 +261,9 @@ def _train(run, model, update, stages, trained, array_data, strategy, parts, sav
                     if saver is not None:
                         saver.on_step_end(run)
             run.seconds = time.perf_counter() - started
-            run.epoch_objective = run.epoch_loss_sum / run.steps_per_epoch
+            if run.epoch_step == 0:
+                raise ValueError(f"data: epoch {epoch} yielded no minibatch (an empty tf.data.Dataset?)")
+            run.epoch_objective = run.epoch_loss_sum / run.epoch_step
             run.epoch, run.epoch_step, run.epoch_loss_sum = epoch, 0, 0.0
             history = run.history
             history.epochs.append(epoch)
@@ -316,15 +307,13 @@ def _epoch_end(run: RunState, parts: Sequence[Callback]) -> None:
             part.on_metrics(run, values)
 
 
-def _raise_nonfinite(model, trained, flags, epoch, step, checkpoints, internal, array_data, rows, strategy):
+def _raise_nonfinite(model, trained, flags, epoch, step, checkpoints, training, batch, strategy):
     """Name the culprit (values, then gradients; the first non-finite op from an eager re-run)."""
     what = nonfinite_culprits(model, trained, flags)
-    origin = None
-    if internal:
+    if isinstance(training, HeldData):
         origin = first_nonfinite_operation(lambda: model.training_loss())
-    elif strategy is None:
-        origin = first_nonfinite_operation(lambda: model.training_loss(rows))
     else:
-        batch = array_data.gather(rows)
+        if strategy is not None:  # the global batch of row indices
+            batch = training.data.gather(batch)
         origin = first_nonfinite_operation(lambda: model.training_loss(batch))
     raise NonFiniteObjectiveError(epoch, step, what, checkpoints.latest if checkpoints else None, origin)

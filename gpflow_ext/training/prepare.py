@@ -12,9 +12,10 @@ from gpflow.keras import tf_keras
 from ..validation import check_model, check_positive_int, check_positive_number, check_training_data
 from .callbacks import Callback
 from .checkpoints import RESUME_CHOICES, data_fingerprint
+from .data import ArrayData, ArrayInput, DatasetInput, HeldData
 from .diagnosis import variable_names
 
-__all__ = ["resolve_variables", "check_arguments", "training_arrays", "run_fingerprint"]
+__all__ = ["resolve_variables", "check_arguments", "training_input", "run_fingerprint"]
 
 
 def resolve_variables(model: tf.Module, variables: Optional[Sequence[Any]]) -> list:
@@ -78,18 +79,27 @@ def check_arguments(model, epochs, batch_size, checkpoint_every, checkpoint_ever
     return ints, int(seed), callbacks, dtype
 
 
-def training_arrays(model, data, batch_size):
-    """(arrays or None for internal-data models, N, batch size or None for full batch)."""
+def training_input(model, data, batch_size, dtype, seed, shuffle, strategy):
+    """What the loop iterates over: :class:`HeldData` (internal-data models), :class:`ArrayInput`
+    (arrays checked by the model's :func:`check_training_data`) or :class:`DatasetInput`."""
+    name = type(model).__name__
     if isinstance(model, gpflow.models.InternalDataTrainingLossMixin):
         if data is not None:
-            raise ValueError(
-                f"{type(model).__name__} holds its own data (InternalDataTrainingLossMixin); call fit(model, data=None)"
-            )
+            raise ValueError(f"{name} holds its own data (InternalDataTrainingLossMixin); call fit(model, data=None)")
         if batch_size is not None:
-            raise ValueError(f"{type(model).__name__} trains full batch; batch_size must be None")
-        return None, None, None
+            raise ValueError(f"{name} trains full batch; batch_size must be None")
+        return HeldData()
     if data is None:
-        raise ValueError(f"{type(model).__name__} needs training data: fit(model, (X, Y), ...)")
+        raise ValueError(f"{name} needs training data: fit(model, (X, Y), ...)")
+    if isinstance(data, tf.data.Dataset) or (callable(data) and not isinstance(data, (tuple, list))):
+        if batch_size is not None:
+            raise ValueError("batch_size must be None with a tf.data.Dataset: batch the dataset itself")
+        if strategy is not None:
+            raise ValueError("data: a tf.data.Dataset is not supported with a strategy yet; pass arrays")
+        if getattr(model, "num_data", "absent") is None:
+            raise ValueError(f"{name}.num_data is None, so each minibatch would be treated as the whole data set; "
+                             "build the model with num_data=N to train on minibatches from a tf.data.Dataset")
+        return DatasetInput(data, dtype)
     arrays = check_training_data(model, data)
     num_data = int(arrays[0].shape[0])
     if batch_size is not None and batch_size >= num_data:
@@ -97,28 +107,28 @@ def training_arrays(model, data, batch_size):
     model_num_data = getattr(model, "num_data", "absent")
     if batch_size is not None and model_num_data is None:
         raise ValueError(
-            f"{type(model).__name__}.num_data is None, so each minibatch would be treated as the whole "
+            f"{name}.num_data is None, so each minibatch would be treated as the whole "
             f"data set; build the model with num_data={num_data} (N) to train with batch_size={batch_size}"
         )
     if isinstance(model_num_data, (int, np.integer)) and int(model_num_data) != num_data:
         warnings.warn(
-            f"{type(model).__name__}.num_data={int(model_num_data)} but data has {num_data} rows; "
+            f"{name}.num_data={int(model_num_data)} but data has {num_data} rows; "
             "the minibatch objective is scaled by num_data / batch size"
         )
-    return arrays, num_data, batch_size
+    fingerprint = {**data_fingerprint(arrays), "batch_size": batch_size, "shuffle": bool(shuffle)}
+    return ArrayInput(ArrayData(arrays, dtype), batch_size or num_data, seed, shuffle, gather=strategy is None,
+                      fingerprint=fingerprint)
 
 
-def run_fingerprint(model, variables, arrays, batch_size, n_steps, shuffle, seed, dtype, update) -> dict:
+def run_fingerprint(model, variables, training, seed, dtype, update) -> dict:
     shapes = {path: [list(leaf.shape), leaf.dtype.name]
               for path, leaf in gpflow.utilities.parameter_dict(model).items() if hasattr(leaf, "shape")}
     return {
         "model": type(model).__qualname__,
         "variables": shapes,
         "trained": variable_names(model, variables),
-        "data": data_fingerprint(arrays),
-        "batch_size": batch_size,
-        "steps_per_epoch": n_steps,
-        "shuffle": bool(shuffle),
+        "data": training.fingerprint(),
+        "steps_per_epoch": training.steps_per_epoch,
         "seed": seed,
         "dtype": dtype.name,
         "optimizer": update.config(),

@@ -41,7 +41,7 @@ def test_changed_data_learning_rate_batch_size_or_model_are_refused_by_name(th, 
     cases = [
         (dict(data=(X, Y + 0.1)), r"data\.digest: saved"),
         (dict(learning_rate=0.01), r"optimizer\.learning_rate: saved 0\.05, now 0\.01"),
-        (dict(batch_size=20), r"batch_size: saved 10, now 20"),
+        (dict(batch_size=20), r"data\.batch_size: saved 10, now 20"),
         (dict(seed=4), r"seed: saved 3, now 4"),
         (dict(model=th.svgp(X, num_inducing=4)), r"variables\.inducing_variable\.Z: saved \[\[6, 2\]"),
     ]
