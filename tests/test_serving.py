@@ -319,3 +319,35 @@ def test_bad_input_names_the_argument(trained, tmp_path):
         export(model, 3)
     with pytest.raises(TypeError, match="model"):
         serving_module(object())
+
+
+def _float64_nodes(graph):
+    """Names of the nodes of a graph, nested functions included, with a float64 type attribute."""
+    graph_def = graph.as_graph_def()
+    nodes = list(graph_def.node) + [n for f in graph_def.library.function for n in f.node_def]
+    double = tf.float64.as_datatype_enum
+    return sorted({
+        f"{n.op}:{n.name}" for n in nodes for attr in n.attr.values()
+        if attr.type == double or double in attr.list.type
+    })
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_float32_graphs_hold_no_float64(trained, name):
+    """The exported functions and the training objective of a float32 model compute in float32 only."""
+    from gpflow_ext.covariances import to_input_tensor
+    from gpflow_ext.validation import check_training_data
+
+    result = trained["float32"][name]
+    model = result["model"]
+    with precision("float32"):
+        module = serving_module(model, **({"num_samples": 2} if name == "SVDKL" else {}))
+        for fn in module.function_names:
+            assert _float64_nodes(getattr(module, fn).get_concrete_function().graph) == [], fn
+        data = check_training_data(model, result["data"])
+        batch = tuple(
+            to_input_tensor(d[:20], tf.float32) if sp.issparse(d) or d.dtype.kind == "f" else tf.constant(d[:20])
+            for d in data
+        )
+        loss = tf.function(lambda b: model.training_loss(b)).get_concrete_function(batch)
+        assert _float64_nodes(loss.graph) == []
