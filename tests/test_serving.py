@@ -351,3 +351,58 @@ def test_float32_graphs_hold_no_float64(trained, name):
         )
         loss = tf.function(lambda b: model.training_loss(b)).get_concrete_function(batch)
         assert _float64_nodes(loss.graph) == []
+
+
+def _variant(kind):
+    """Variants beside the main builders: (model, data, {served function: (inputs, in-process outputs)})."""
+    if kind.startswith("SVDKL"):
+        model, data, X_new = _build_svdkl()
+        options = {"grid_prior": "circulant"} if kind == "SVDKL-circulant" else {"inducing": "points", "num_inducing": 6}
+        model = SVDKL(model.feature_extractor, num_classes=3, num_data=60, grid_size=8, **options)
+        # "points" draws per row, so the served batch must be the whole in-process batch
+        return model, data, lambda: {"predict_proba": ((X_new,), model.predict_proba(X_new, num_samples=8, seed=3))}
+    if kind == "MLGPF-free-Z":
+        X = _sparse_inputs(rows=50, cols=40)
+        Y = sp.random(50, 9, density=0.2, format="csr", random_state=1)
+        Y.data[:] = 1.0
+        model = MLGPF.from_method("linear", X, Y, num_inducing=6, num_latent_gps=3)
+        return model, model.prepare_data(X, Y), lambda: {
+            "predict_probabilities": ((X[:7].toarray(),), model.predict_probabilities(X[:7].toarray())),
+            "predict_probabilities_sparse": ((X[:7],), model.predict_probabilities(X[:7])),
+        }
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    Y = np.sin(X[:, :1])
+    model = PreconditionedSVGP(gpflow.kernels.SquaredExponential(), gpflow.likelihoods.Gaussian(), X[:5].copy(),
+                               num_data=40)
+    return model, (X, Y), lambda: {"predict_y": ((X[:6],), model.predict_y(X[:6]))}
+
+
+@pytest.mark.parametrize("kind", ["SVDKL-circulant", "SVDKL-points", "MLGPF-free-Z", "PreconditionedSVGP-points"])
+def test_variants_serve_in_float32(kind, tmp_path):
+    with precision("float32"):
+        model, data, predict = _variant(kind)
+        fit(model, data, epochs=1, batch_size=20, progress=False, seed=0)
+        expected = predict()
+        options = {"num_samples": 8, "seed": 3} if kind.startswith("SVDKL") else {}
+        loaded = tf.saved_model.load(str(export(model, tmp_path / kind, **options)))
+    names = set(serving_functions(model, **options))
+    assert set(expected) <= names
+    assert kind != "PreconditionedSVGP-points" or not any(n.endswith("_sparse") for n in names)
+    for fn, (inputs, outputs) in expected.items():
+        args = [gpflow_ext.covariances.to_input_tensor(x, tf.float32) for x in inputs]
+        for e, served in zip(_arrays(outputs), _arrays(getattr(loaded, fn)(*args))):
+            assert served.dtype == np.float32
+            np.testing.assert_allclose(served, e, rtol=0, atol=SERVED_ATOL["float32"], err_msg=fn)
+
+
+@pytest.mark.parametrize("prec", PRECISIONS)
+def test_mlgpf_evaluate_and_deepcopy_after_evaluating(trained, prec):
+    result = trained[prec]["MLGPF"]
+    model, (X, Y) = result["model"], result["data"]
+    with precision(prec):
+        scores = model.evaluate(X, Y, ks=(1, 3))
+        copy = gpflow.utilities.deepcopy(model)
+        assert copy.evaluate(X, Y, ks=(1, 3)) == scores
+        np.testing.assert_array_equal(copy.predict_top_k(X, k=3), model.predict_top_k(X, k=3))
+    assert all(0.0 <= v <= 100.0 for v in scores.values())
