@@ -27,10 +27,9 @@ The module holds the model's variables, not the model: loading needs neither GPf
 """
 import functools
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, Union
 
 import gpflow
-import numpy as np
 import tensorflow as tf
 
 from .inducing_variables.subspace import SubspaceInducingPoints
@@ -40,7 +39,7 @@ from .models.preconditioned_svgp import PreconditionedSVGP
 from .models.svdkl import SVDKL, _stateless_seed
 from .validation import check_positive_int, inducing_input_dim
 
-__all__ = ["serving_functions", "serving_module", "export"]
+__all__ = ["serving_functions", "serving_module", "export", "model_float_type"]
 
 
 def model_float_type(model: tf.Module) -> tf.DType:
