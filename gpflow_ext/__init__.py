@@ -21,4 +21,5 @@ from . import models
 from . import training
 from . import validation
 from . import variational
+from . import serving
 

@@ -624,7 +624,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         if self.encoder is None:
             raise ValueError("this GPLVF has no encoder; use infer_latent() for new rows")
         values, observed = self._check_new_rows(Y, mask)
-        x_mean, x_var = self.local_parameters(tf.constant(values), tf.constant(observed.astype(np.float64)), None)
+        x_mean, x_var = self.local_parameters(
+            tf.constant(values, dtype=default_float()), tf.constant(observed, dtype=default_float()), None
+        )
         return x_mean.numpy(), x_var.numpy()
 
     def _best_training_latents(self, values, observed) -> np.ndarray:
@@ -680,13 +682,33 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         return problem.x_mean.numpy(), np.broadcast_to(np.exp(problem.x_log_var.numpy()), init_mean.shape).copy()
 
     # ------------------------------------------------------------------ prediction
-    def _latent_draws(self, x_mean, x_var, num_samples, seed) -> tf.Tensor:
-        x_mean, x_var = _check_latents(x_mean, x_var, self.latent_dim)
+    def base_noise(self, num_rows: int, num_samples: int = 100, seed: int = 0) -> np.ndarray:
+        """The standard-normal base draws ε [J, N*, Q] behind :meth:`predict_y` and :meth:`predict_log_density`
+        with the same ``num_samples`` and ``seed`` (numpy's ``default_rng(seed)``), e.g. to feed an exported
+        ``predict_y`` (``gpflow_ext.serving``)."""
+        num_rows = check_positive_int(num_rows, "num_rows")
+        num_samples = check_positive_int(num_samples, "num_samples")
         rng = np.random.default_rng(seed)
-        noise = tf.constant(rng.standard_normal((num_samples,) + x_mean.shape))  # [J, N*, Q]
-        x0 = x_mean + np.sqrt(x_var) * noise
+        return rng.standard_normal((num_samples, num_rows, self.latent_dim))
+
+    def latent_draws(self, x_mean, x_var, base_noise) -> tf.Tensor:
+        """x* = g(μ* + √s* ε) [J, N*, Q] for base draws ε [J, N*, Q] (in the model's float type)."""
+        dtype = default_float()
+        x0 = tf.cast(x_mean, dtype) + tf.sqrt(tf.cast(x_var, dtype)) * tf.cast(base_noise, dtype)
         x, _ = flow_forward_and_log_det(self.flow, x0)
         return x  # [J, N*, Q]
+
+    def predict_y_given_base_noise(self, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+        """Monte Carlo moments of y* over x* = g(μ* + √s* ε) for given base draws ε [J, N*, Q]:
+        mean [N*, D] and variance [N*, D] (σ² included). A graph-friendly core of :meth:`predict_y`."""
+        f_mean, f_var = self.predict_f_at(self.latent_draws(x_mean, x_var, base_noise))  # [J, N*, D]
+        mean = tf.reduce_mean(f_mean, axis=0)
+        var = tf.reduce_mean(f_var + tf.square(f_mean), axis=0) - tf.square(mean) + self.likelihood.variance
+        return mean, var
+
+    def _latent_draws(self, x_mean, x_var, num_samples, seed) -> tf.Tensor:
+        x_mean, x_var = _check_latents(x_mean, x_var, self.latent_dim)
+        return self.latent_draws(x_mean, x_var, self.base_noise(x_mean.shape[0], num_samples, seed))
 
     def _row_chunks(self, num_rows: int, num_samples: int):
         """Row ranges small enough that GPflow's conditional ([D, M, J·rows] tiles) stays ~2e7 numbers."""
@@ -699,12 +721,12 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         moments), by Monte Carlo over x* ~ q(x*): mean [N*, D], var [N*, D] (includes σ²).
         Rows are processed in chunks to bound memory."""
         x_mean, x_var = _check_latents(x_mean, x_var, self.latent_dim)
-        x_all = self._latent_draws(x_mean, x_var, num_samples, seed)  # [J, N*, Q]
+        noise = self.base_noise(x_mean.shape[0], num_samples, seed)  # [J, N*, Q]
         means, variances = [], []
         for start, stop in self._row_chunks(x_mean.shape[0], num_samples):
-            f_mean, f_var = self.predict_f_at(x_all[:, start:stop])  # [J, n, D]
-            mean = tf.reduce_mean(f_mean, axis=0)
-            var = tf.reduce_mean(f_var + tf.square(f_mean), axis=0) - tf.square(mean) + self.likelihood.variance
+            mean, var = self.predict_y_given_base_noise(
+                x_mean[start:stop], x_var[start:stop], noise[:, start:stop]
+            )  # [n, D] each
             means.append(mean.numpy())
             variances.append(var.numpy())
         return np.concatenate(means), np.concatenate(variances)
@@ -724,13 +746,12 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         for start, stop in self._row_chunks(values.shape[0], num_samples):
             f_mean, f_var = self.predict_f_at(x_all[:, start:stop])  # [J, n, D]
             total_var = f_var + self.likelihood.variance
-            log_dens = -0.5 * (
-                LOG_2PI + tf.math.log(total_var) + tf.square(values[None, start:stop] - f_mean) / total_var
-            )
+            y = tf.constant(values[None, start:stop], dtype=f_mean.dtype)  # [1, n, D]
+            log_dens = -0.5 * (LOG_2PI + tf.math.log(total_var) + tf.square(y - f_mean) / total_var)
             log_dens = tf.reduce_sum(
                 tf.where(observed[None, start:stop], log_dens, tf.zeros_like(log_dens)), axis=-1
             )  # [J, n]
-            out.append((tf.reduce_logsumexp(log_dens, axis=0) - np.log(num_samples)).numpy())
+            out.append((tf.reduce_logsumexp(log_dens, axis=0) - float(np.log(num_samples))).numpy())
         return np.concatenate(out)  # [N*]
 
     def test_log_likelihood(self, Y_test, x_mean, x_var, *, mask=None, num_samples: int = 100, seed: int = 0) -> float:

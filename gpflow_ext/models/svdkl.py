@@ -301,11 +301,14 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
             self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten
         )
 
-    def sample_inducing(self, num_samples: int) -> tf.Tensor:
-        """Reparameterised grid values u^(t) = μ + L ε^(t) (whitened: u = R(μ + L ε)), ``[J, m, T]``."""
-        v = self.q.sample(num_samples)  # [J, m, T] (circulant: [J, ∏ k_d, T] low frequencies)
+    def sample_inducing(self, num_samples: int, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+        """Reparameterised grid values u^(t) = μ + L ε^(t) (whitened: u = R(μ + L ε)), ``[J, m, T]``.
+
+        ``seed``: None (TF's global generator) or a shape-[2] integer tensor for stateless draws."""
+        seeds = (None, None) if seed is None else tuple(tf.unstack(tf.random.experimental.stateless_split(seed, 2)))
+        v = self.q.sample(num_samples, seed=seeds[0])  # [J, m, T] (circulant: [J, ∏ k_d, T] low frequencies)
         if self.grid_prior == "circulant":
-            v = self._fill_rings(v, num_samples)  # [J, ∏ n_d, T]
+            v = self._fill_rings(v, num_samples, seed=seeds[1])  # [J, ∏ n_d, T]
         return self.grid_values(v) if self.whiten else v
 
     @check_shapes("v: [J, N, R]", "return: [J, M, R]")
@@ -315,7 +318,7 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         sizes = self.ring_sizes if self.grid_prior == "circulant" else self.inducing_variable.grid_sizes
         return kron_apply(sizes, v, self.prior_sqrt_factors())
 
-    def _fill_rings(self, v_low: tf.Tensor, num_samples: int) -> tf.Tensor:
+    def _fill_rings(self, v_low: tf.Tensor, num_samples: int, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
         """Place q(v)'s low-frequency block in the rings' Fourier coordinates; the remaining
         coordinates are drawn from their prior N(0, 1)."""
         J = self.num_gps
@@ -324,24 +327,34 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         low = tf.reshape(v_low, [J, *self.variational_sizes, num_samples])  # [J, k_1..k_D, T]
         pads = [[0, 0]] + [[0, n - k] for n, k in zip(self.ring_sizes, self.variational_sizes)] + [[0, 0]]
         mask = tf.pad(tf.ones_like(low), pads)  # [J, n_1..n_D, T]
-        eps = tf.random.normal(tf.shape(mask), dtype=v_low.dtype)
+        if seed is None:
+            eps = tf.random.normal(tf.shape(mask), dtype=v_low.dtype)
+        else:
+            eps = tf.random.stateless_normal(tf.shape(mask), seed=seed, dtype=v_low.dtype)
         v = tf.pad(low, pads) + (1.0 - mask) * eps
         return tf.reshape(v, [J, -1, num_samples])  # [J, ∏ n_d, T]
 
     @check_shapes("H: [B, Q]", "return: [T, B, J]")
-    def latent_samples(self, H: tf.Tensor, num_samples: int) -> tf.Tensor:
-        """Samples of the J GP outputs at scaled features H: f^(t) = W u^(t) (eq. 8)."""
+    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+        """Samples of the J GP outputs at scaled features H: f^(t) = W u^(t) (eq. 8).
+
+        ``seed``: None (TF's global generator) or a shape-[2] integer tensor: stateless draws, so the same
+        seed gives the same samples eagerly, in a ``tf.function`` and in an exported SavedModel."""
         if self.inducing == "grid":
             Hg = tf.gather(H, self.feature_groups, axis=1)  # [B, J, D]
             indices, weights = interpolation_indices_and_weights(self.inducing_variable, Hg)  # [B, J, K]
-            u = self.sample_inducing(num_samples)  # [J, m, T]
+            u = self.sample_inducing(num_samples, seed=seed)  # [J, m, T]
             idx = tf.transpose(indices, [1, 0, 2])  # [J, B, K]
             gathered = tf.gather(u, idx, axis=1, batch_dims=1)  # [J, B, K, T]
             w = tf.transpose(weights, [1, 0, 2])[..., None]  # [J, B, K, 1]
             f = tf.reduce_sum(w * gathered, axis=2)  # [J, B, T]
             return tf.transpose(f, [2, 1, 0])  # [T, B, J]
         mean, var = self.points_conditional(H)  # [B, J], [B, J]
-        eps = tf.random.normal(tf.concat([[num_samples], tf.shape(mean)], 0), dtype=mean.dtype)
+        eps_shape = tf.concat([[num_samples], tf.shape(mean)], 0)
+        if seed is None:
+            eps = tf.random.normal(eps_shape, dtype=mean.dtype)
+        else:
+            eps = tf.random.stateless_normal(eps_shape, seed=seed, dtype=mean.dtype)
         return mean[None] + tf.sqrt(var)[None] * eps  # [T, B, J]
 
     @check_shapes("H: [B, Q]", "return[0]: [B, J]", "return[1]: [B, J]")
@@ -384,35 +397,46 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         return self.elbo(data)
 
     # -- prediction ----------------------------------------------------------------------------
-    def predict_proba_batch(self, X: InputData, num_samples: int = 16) -> tf.Tensor:
-        """Monte Carlo class probabilities E_q[softmax(A f)] for one batch, ``[B, C]``."""
+    def predict_proba_batch(self, X: InputData, num_samples: int = 16, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+        """Monte Carlo class probabilities E_q[softmax(A f)] for one batch, ``[B, C]`` (``seed``: see
+        :meth:`latent_samples`)."""
         H = self.features(X, training=False)
-        F = self.latent_samples(H, num_samples)  # [T, B, J]
+        F = self.latent_samples(H, num_samples, seed=seed)  # [T, B, J]
         return tf.reduce_mean(tf.nn.softmax(self.likelihood.logits(F)), axis=0)
 
-    def predict_proba(self, X: Any, num_samples: int = 16, batch_size: int = 2048) -> np.ndarray:
-        """Class probabilities ``[N, C]`` by Monte Carlo over q(u) (checked input, batched)."""
+    def predict_proba(
+        self, X: Any, num_samples: int = 16, batch_size: int = 2048, seed: Optional[int] = None
+    ) -> np.ndarray:
+        """Class probabilities ``[N, C]`` by Monte Carlo over q(u) (checked input, batched).
+
+        ``seed``: None draws fresh samples on every call; an integer makes the draws reproducible
+        (stateless; with grid inducing points every batch uses the same draws of u, so the result
+        does not depend on ``batch_size``, and it equals ``gpflow_ext.serving`` exports made with that seed)."""
         num_samples = check_positive_int(num_samples, "num_samples")
         batch_size = check_positive_int(batch_size, "batch_size")
+        seed_tensor = None if seed is None else _stateless_seed(seed)
         X = check_network_inputs(X, "X", self.input_shape)
-        fn = self._compiled_predict()
+        dtype = self.q.q_mu.dtype if self.inducing == "grid" else self.q_mu.dtype
         out = [
-            fn(tf.constant(X[i : i + batch_size]), tf.constant(int(num_samples))).numpy()
+            self._predict_proba_compiled(
+                tf.constant(X[i : i + batch_size], dtype=dtype), tf.constant(int(num_samples)), seed_tensor
+            ).numpy()
             for i in range(0, X.shape[0], batch_size)
         ]
         return np.concatenate(out, axis=0)
 
-    def _compiled_predict(self):
-        if not hasattr(self, "_predict_fn"):
-            self._predict_fn = tf.function(
-                lambda X, T: self.predict_proba_batch(X, T), reduce_retracing=True
-            )
-        return self._predict_fn
+    @tf.function(reduce_retracing=True)
+    def _predict_proba_compiled(self, X: tf.Tensor, T: tf.Tensor, seed: Optional[tf.Tensor]) -> tf.Tensor:
+        # a compiled method, not a tf.function stored on the instance, so the model still deep-copies
+        return self.predict_proba_batch(X, T, seed=seed)
 
-    def evaluate(self, X: Any, Y: Any, num_samples: int = 16, batch_size: int = 2048) -> Dict[str, float]:
-        """Accuracy and mean negative log predictive probability (NLP, Tables 5–6)."""
+    def evaluate(
+        self, X: Any, Y: Any, num_samples: int = 16, batch_size: int = 2048, seed: Optional[int] = None
+    ) -> Dict[str, float]:
+        """Accuracy and mean negative log predictive probability (NLP, Tables 5–6); ``seed`` as in
+        :meth:`predict_proba`."""
         X, Y = validate_classification_data(X, Y, self.num_classes, self.input_shape)
-        P = self.predict_proba(X, num_samples=num_samples, batch_size=batch_size)
+        P = self.predict_proba(X, num_samples=num_samples, batch_size=batch_size, seed=seed)
         return classification_metrics(P, Y)
 
     def deep_kernel(self, X1: Any, X2: Any = None) -> np.ndarray:
@@ -430,6 +454,13 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
             else:
                 K += k.K(tf.gather(H1, g, axis=1), tf.gather(H2, g, axis=1))
         return K.numpy()
+
+
+def _stateless_seed(seed: Any) -> tf.Tensor:
+    """An integer seed as the shape-[2] int64 tensor of TF's stateless random ops."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+    return tf.constant([0, int(seed)], dtype=tf.int64)
 
 
 def classification_metrics(P: np.ndarray, Y: np.ndarray) -> Dict[str, float]:

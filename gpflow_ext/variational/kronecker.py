@@ -148,10 +148,15 @@ class KroneckerGaussian(gpflow.Module):
 
     @check_shapes("return: [J, M, T]")
     def sample(self, num_samples: int = 1, seed=None) -> tf.Tensor:
-        """Reparameterised samples u^(t) = μ + L ε^(t) (Appendix B), ``[J, m, T]``."""
-        eps = tf.random.normal(
-            [self.num_gps, self.num_inducing, num_samples], dtype=self.q_mu.dtype, seed=seed
-        )  # [J, m, T]
+        """Reparameterised samples u^(t) = μ + L ε^(t) (Appendix B), ``[J, m, T]``.
+
+        ``seed``: None draws from TF's global generator; a shape-[2] integer tensor draws ε with
+        ``tf.random.stateless_normal`` (the same seed gives the same samples, in or out of a graph)."""
+        shape = [self.num_gps, self.num_inducing, num_samples]
+        if seed is None:
+            eps = tf.random.normal(shape, dtype=self.q_mu.dtype)  # [J, m, T]
+        else:
+            eps = tf.random.stateless_normal(shape, seed=seed, dtype=self.q_mu.dtype)  # [J, m, T]
         return self.q_mu[..., None] + kron_matmul(list(self.q_sqrt_factors), eps)
 
     def covariance(self) -> tf.Tensor:
