@@ -164,7 +164,9 @@ class HeldData:
 class ArrayInput:
     """In-memory arrays (:class:`ArrayData`), shuffled by the stateless key ``(seed, epoch)``.
 
-    With ``gather=False`` batches are row indices (each ``tf.distribute`` replica gathers its share)."""
+    With ``gather=False`` batches are row indices (each ``tf.distribute`` replica gathers its share).
+    One pipeline serves consecutive epochs up to ``last_epoch`` (set by the loop), so an epoch does
+    not pay for starting a new pipeline."""
 
     def __init__(self, data: ArrayData, batch_size: int, seed: int, shuffle: bool, gather: bool = True,
                  fingerprint: Optional[dict] = None):
@@ -173,10 +175,17 @@ class ArrayInput:
         self.element_spec = minibatch_dataset(data, batch_size, 1, 2, seed, shuffle, gather).element_spec
         self.description = data.shapes()
         self._fingerprint = fingerprint or {}
+        self.last_epoch: Optional[int] = None
+        self._batches, self._next_epoch = None, None
 
     def epoch(self, epoch: int, skip: int = 0):
-        return iter(minibatch_dataset(self.data, self.batch_size, epoch, epoch + 1, self.seed, self.shuffle,
-                                      self.gather, skip))
+        if self._batches is None or epoch != self._next_epoch or skip:
+            last = max(epoch, self.last_epoch or epoch)
+            self._batches = iter(minibatch_dataset(self.data, self.batch_size, epoch, last + 1, self.seed,
+                                                   self.shuffle, self.gather, skip))
+        self._next_epoch = epoch + 1
+        for _ in range(self.steps_per_epoch - skip):
+            yield next(self._batches)
 
     def fingerprint(self) -> dict:
         return self._fingerprint

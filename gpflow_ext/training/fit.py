@@ -214,6 +214,7 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
         step_function, apply = distributed.compute, compiled(distributed.apply)
     compute = compiled(step_function, signature)
 
+    training.last_epoch = run.epochs
     for part in parts:
         part.on_train_begin(run)
     retrace_each_epoch, first_call, first_epoch = False, True, run.epoch + 1
