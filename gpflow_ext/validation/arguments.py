@@ -1,0 +1,74 @@
+"""Checks of scalar arguments (counts, rates, positive parameters, choices, models)."""
+import numbers
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+import scipy.sparse as sp
+import tensorflow as tf
+
+Array = Union[np.ndarray, sp.csr_matrix]
+
+
+def check_positive_int(value: Any, name: str, allow_none: bool = False, minimum: int = 1) -> Optional[int]:
+    """``value`` must be a Python/numpy integer >= ``minimum`` (``None`` allowed if ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r} ({type(value).__name__})")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_positive_number(value: Any, name: str, expected: str = "a positive number") -> float:
+    """``value`` must be a finite real number > 0 (not a bool); the error says ``{name} must be {expected}``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or not value > 0:
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return float(value)
+
+
+def check_model(model: Any) -> None:
+    """The model must be a ``tf.Module`` with a callable ``training_loss``."""
+    if not isinstance(model, tf.Module):
+        raise TypeError(
+            f"model must be a GPflow model (a tf.Module with training_loss), got {type(model).__name__}"
+        )
+    if not callable(getattr(model, "training_loss", None)):
+        raise TypeError(
+            f"model {type(model).__name__} has no training_loss method; subclass "
+            "gpflow.models.ExternalDataTrainingLossMixin (training_loss(data)) or "
+            "InternalDataTrainingLossMixin (training_loss())"
+        )
+
+
+def check_positive_values(value: Any, name: str, allow_none: bool = False) -> Optional[np.ndarray]:
+    """``value`` (a number or an array of numbers, e.g. lengthscales or variances) must be finite and > 0
+    everywhere; returns it as a float64 array (``None`` passes if ``allow_none``).
+
+    Catches what a ``positive()`` GPflow parameter would otherwise report as a TensorFlow
+    ``CheckNumerics`` error deep inside its bijector.
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a positive number (or an array of them), got {value!r}")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(
+            f"{name} must be a positive number (or an array of them), got {value!r} ({type(value).__name__})"
+        ) from err
+    if array.size == 0:
+        raise ValueError(f"{name} must be a positive number (or a non-empty array of them), got an empty array")
+    bad = ~(np.isfinite(array) & (array > 0))
+    if bad.any():
+        first = array.ravel()[int(np.argmax(bad.ravel()))]
+        raise ValueError(f"{name} must be finite and > 0, got {first!r}" + ("" if array.ndim == 0 else f" in {value!r}"))
+    return array
+
+
+def check_choice(value: Any, name: str, choices: Sequence[Any]) -> Any:
+    """``value`` must be one of ``choices``; the error lists them."""
+    if not any(value is choice or (type(value) is type(choice) and value == choice) for choice in choices):
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
