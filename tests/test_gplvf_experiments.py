@@ -62,7 +62,8 @@ def test_notebook_executes(tmp_path):
     outputs = "".join(
         o.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])
     )
-    assert "imputation RMSE" in outputs
+    assert "imputation RMSE" in outputs and "IProgress" not in outputs and "TqdmWarning" not in outputs
+    assert any("image/png" in o.get("data", {}) for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", []))
 
 
 @pytest.mark.slow

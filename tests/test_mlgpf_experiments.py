@@ -80,6 +80,8 @@ def test_notebook_executes_quickly(dataset_path, data_dir):
         output.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for output in cell.get("outputs", [])
     )
     assert "max |Kuf(subspace) - Kuf(A X̃)|" in text and "P@1" in text
+    images = [o for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert images and "IProgress" not in text and "TqdmWarning" not in text
 
 
 @pytest.mark.slow

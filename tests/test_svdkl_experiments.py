@@ -191,3 +191,6 @@ def test_notebook_executes(tmp_path):
         o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
     )
     assert "svdkl   accuracy" in text
+    assert "it/s" in text or "step/s" in text or "s/step" in text  # the text progress bars, in stderr
+    assert "IProgress" not in text and "TqdmWarning" not in text  # no widget warning in Jupyter
+    assert any("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))

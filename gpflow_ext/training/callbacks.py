@@ -141,7 +141,7 @@ class ProgressBar(Callback):
         self.bar = None
 
     def on_train_begin(self, run: RunState) -> None:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it
 
         remaining = max(0, (run.epochs - run.epoch) * run.steps_per_epoch - run.epoch_step)
         self.bar = tqdm(total=remaining, desc=f"fit {type(run.model).__name__}", unit="step",
