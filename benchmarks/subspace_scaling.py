@@ -30,7 +30,6 @@ from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import os  # noqa: E402
 import resource  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
