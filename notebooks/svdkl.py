@@ -91,6 +91,7 @@ out = pretrain_and_fit(
     model, (X_train, y_train),
     network_epochs=epochs[0], gp_epochs=epochs[1], joint_epochs=epochs[2],
     batch_size=128, joint_learning_rate=1e-3, validation_data=(X_test, y_test),
+    progress=True,  # tqdm's text bar per stage (no ipywidgets needed)
 )
 for stage in ("dnn", "dnn_gp", "svdkl"):
     print(f"{stage:7s} accuracy {out[stage]['accuracy']:.4f}  NLP {out[stage]['nlp']:.4f}")
