@@ -7,17 +7,21 @@ and a ``tf.function`` step calling ``optimizer.minimize``. ``fit`` adds NaN chec
 checkpointing (here off) and epoch bookkeeping.
 
 Prints the median seconds per epoch of each (after one warm-up epoch) and the ratio
-GPflow loop / fit (> 1: fit is faster). Run: ``python benchmarks/bench_fit.py [--quick]``.
+GPflow loop / fit (> 1: fit is faster). Run: ``python -m benchmarks.bench_fit [--smoke]``.
 """
-import argparse
-import sys
-import time
-from pathlib import Path
+if not __package__:  # `python -m benchmarks.bench_fit`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-import numpy as np
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from experiments.common import print_table, write_results  # noqa: E402
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from experiments.common import base_parser, print_table, write_results  # noqa: E402
 
 
 def _problem(num_inducing: int, seed: int):
@@ -75,11 +79,11 @@ def fit_seconds_per_epoch(build, X, Y, batch_size, epochs, learning_rate):
     return history.seconds_per_epoch
 
 
-def run(quick: bool = False, repeats: int = 3, seed: int = 0):
-    num_inducing, epochs = (20, 2) if quick else (100, 6)
+def run(smoke: bool = False, repeats: int = 3, seed: int = 0):
+    num_inducing, epochs = (20, 2) if smoke else (100, 6)
     X, Y, build = _problem(num_inducing, seed)
     rows = []
-    for batch_size in ([128] if quick else [128, 512]):
+    for batch_size in ([128] if smoke else [128, 512]):
         ours, peer = [], []
         for _ in range(repeats):  # interleaved so load changes hit both
             peer += gpflow_loop_seconds_per_epoch(build, X, Y, batch_size, epochs, 0.01)[1:]
@@ -100,12 +104,11 @@ def run(quick: bool = False, repeats: int = 3, seed: int = 0):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--output", type=Path, default=None)
+    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, logdir=False,
+                         smoke="M = 20, 2 epochs, batch size 128 only")
+    parser.add_argument("--repeats", type=int, default=3, help="timed repeats of each loop")
     args = parser.parse_args(argv)
-    rows = run(quick=args.quick, repeats=args.repeats)
+    rows = run(smoke=args.smoke, repeats=args.repeats, seed=args.seed)
     write_results({"rows": rows}, args.output)
 
 

@@ -5,18 +5,22 @@ Two regimes, as the models produce them:
 * dense scores [N, K] for moderate K (our ``top_k`` chunked argpartition vs napkinXC's per-row argsort).
 
 Prints the median of ``--repeats`` runs of each and the ratio napkinXC / ours (> 1: ours is faster),
-and checks both give the same values. Run: ``python benchmarks/bench_metrics.py [--quick]``.
+and checks both give the same values. Run: ``python -m benchmarks.bench_metrics [--smoke]``.
 """
-import argparse
-import sys
-import time
-from pathlib import Path
+if not __package__:  # `python -m benchmarks.bench_metrics`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-import numpy as np
-import scipy.sparse as sp
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from experiments.common import print_table, write_results  # noqa: E402
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+from experiments.common import base_parser, print_table, write_results  # noqa: E402
 from gpflow_ext.metrics import ndcg_at_k, precision_at_k  # noqa: E402
 
 
@@ -36,7 +40,7 @@ def _labels(rng, num_data, num_labels, per_row):
     return Y
 
 
-def run(quick: bool = False, repeats: int = 5, seed: int = 0):
+def run(smoke: bool = False, repeats: int = 5, seed: int = 0):
     try:
         from napkinxc.metrics import ndcg_at_k as napkin_ndcg
         from napkinxc.metrics import precision_at_k as napkin_precision
@@ -46,12 +50,12 @@ def run(quick: bool = False, repeats: int = 5, seed: int = 0):
     rng = np.random.default_rng(seed)
     k = 5
     cases = []
-    num_data, num_labels = (2000, 100_000) if quick else (20000, 100_000)
+    num_data, num_labels = (2000, 100_000) if smoke else (20000, 100_000)
     Y = _labels(rng, num_data, num_labels, 5)
     ranked = rng.integers(0, num_labels, size=(num_data, k))
     ranked[::2, 0] = Y.indices[Y.indptr[:-1]][::2]
     cases.append(("indices", f"N={num_data} K={num_labels}", Y, ranked, [list(map(int, r)) for r in ranked]))
-    num_data, num_labels = (1000, 2000) if quick else (10000, 4000)
+    num_data, num_labels = (1000, 2000) if smoke else (10000, 4000)
     Y = _labels(rng, num_data, num_labels, 5)
     scores = rng.normal(size=(num_data, num_labels))
     cases.append(("dense scores", f"N={num_data} K={num_labels}", Y, scores, scores))
@@ -72,13 +76,11 @@ def run(quick: bool = False, repeats: int = 5, seed: int = 0):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--output", type=Path, default=None)
+    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, logdir=False,
+                         smoke="small sizes (seconds)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed repeats of each")
     args = parser.parse_args(argv)
-    rows = run(args.quick, args.repeats, args.seed)
+    rows = run(args.smoke, args.repeats, args.seed)
     write_results({"rows": rows}, args.output)
 
 

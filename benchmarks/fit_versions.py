@@ -14,20 +14,29 @@ Problems:
 
 Prints the median seconds per epoch (first epoch of each call skipped: tracing) and the ratio
 baseline / current (> 1: the current loop is faster). Run:
-``python benchmarks/fit_versions.py --baseline-ref a2d2399 --data-dir ../shared/data``.
+``python -m benchmarks.fit_versions --baseline-ref a2d2399 --data-dir ../shared/data``.
 """
-import argparse
-import importlib
-import json
-import subprocess
-import sys
-import tarfile
-import tempfile
-import time
-from io import BytesIO
-from pathlib import Path
+if not __package__:  # `python -m benchmarks.fit_versions`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-import numpy as np
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import importlib  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tarfile  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from io import BytesIO  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from experiments.common import base_parser  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -84,13 +93,11 @@ def time_loop(fit, build, data, settings, epochs: int) -> float:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = base_parser(__doc__.split("\n\n")[0], epochs=False, logdir=False, seed=False)
     parser.add_argument("--baseline-ref", default="a2d2399", help="git commit whose fit is the baseline")
-    parser.add_argument("--data-dir", default=None, help="folder with bibtex/ (the mlgpf-bibtex problem)")
-    parser.add_argument("--problems", default="svgp-digits,mlgpf-bibtex", help="comma-separated problem names")
+    parser.add_argument("--problems", default="svgp-digits,mlgpf-bibtex",
+                        help="comma-separated problem names (mlgpf-bibtex reads bibtex/ under --data-dir)")
     parser.add_argument("--repeats", type=int, default=5, help="interleaved repeats of each loop")
-    parser.add_argument("--output", default=None, help="results JSON")
     args = parser.parse_args(argv)
 
     from gpflow_ext.training import fit as current_fit

@@ -4,23 +4,24 @@ M inducing points are packed in a 2-D input space, so K_ZZ is numerically singul
 Both models train by Adam on minibatches with the same data, kernel and likelihood; the script prints
 how many steps each survives and its loss.
 
-    python benchmarks/float32_stability.py --steps 200
+    python -m benchmarks.float32_stability --steps 200
 """
-import argparse
-import dataclasses
-import sys
-from pathlib import Path
+if not __package__:  # `python -m benchmarks.float32_stability`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import dataclasses  # noqa: E402
 
 import gpflow  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from gpflow.keras import tf_keras  # noqa: E402
 
-from experiments.common import compiled_training_step  # noqa: E402
+from experiments.common import base_parser, compiled_training_step  # noqa: E402
 from gpflow_ext.models import PreconditionedSVGP  # noqa: E402
 
 
@@ -75,12 +76,12 @@ def float32_comparison(num_inducing=500, num_data=2000, steps=60, batch=500, see
     return results
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--num-inducing", type=int, default=500)
-    args = parser.parse_args()
-    results = float32_comparison(num_inducing=args.num_inducing, steps=args.steps)
+def main(argv=None) -> None:
+    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, output=False, logdir=False)
+    parser.add_argument("--steps", type=int, default=200, help="Adam steps of each model")
+    parser.add_argument("--num-inducing", type=int, default=500, help="M")
+    args = parser.parse_args(argv)
+    results = float32_comparison(num_inducing=args.num_inducing, steps=args.steps, seed=args.seed)
     for name, (history, error) in results.items():
         print(f"{name:>20}: {len(history)}/{args.steps} steps, first loss {history[0] if history else None}, "
               f"last loss {history[-1] if history else None}, error: {error}")

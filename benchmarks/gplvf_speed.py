@@ -1,7 +1,7 @@
 """GPLVF speed: seconds per epoch on MovieLens 100K against GPy's missing-data Bayesian GPLVM in the
 same run, and compiled step time vs planar flow length.
 
-    python benchmarks/gplvf_speed.py --data-dir DIR [--lengths 0,5,10,20,50] [--gpy-iters 10] [--output r.json]
+    python -m benchmarks.gplvf_speed --data-dir DIR [--lengths 0,5,10,20,50] [--gpy-iters 10] [--output r.json]
 
 * GPLVF: one epoch = one pass of row minibatches over all users (SVI, eq. 22-23); median over
   epochs after the first (tracing).
@@ -18,13 +18,18 @@ same run, and compiled step time vs planar flow length.
 Both peers see the same users x movies matrix (u1.base), same Q and M. Timings on a shared
 machine are noisy: compare the ratios printed, not the absolute seconds.
 """
-import sys
-import time
-from pathlib import Path
+if not __package__:  # `python -m benchmarks.gplvf_speed`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-import numpy as np
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
 from experiments.common import base_parser, compiled_training_step, print_table, write_results  # noqa: E402
 from experiments.gplvf_movielens import gpy_peer, train_with_fit  # noqa: E402
 
@@ -74,7 +79,8 @@ def step_seconds(model, data, batch_size, repeats, seed=0):
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.split("\n")[0])
+    parser = base_parser(__doc__.split("\n")[0], logdir=False,
+                         smoke="u1.base's first 100 users, 2 epochs, 2 repeats")
     parser.add_argument("--lengths", default="0,5,10,20,50")
     parser.add_argument("--latent-dim", type=int, default=10)
     parser.add_argument("--num-inducing", type=int, default=20)
@@ -84,14 +90,13 @@ def main(argv=None):
     parser.add_argument("--infer-rows", type=int, default=100, help="held-out rows for the infer_latent timing")
     parser.add_argument("--infer-steps", type=int, default=100)
     parser.add_argument("--infer-samples", type=int, default=8)
-    parser.add_argument("--small", action="store_true")
     args = parser.parse_args(argv)
-    epochs = args.epochs or (2 if args.small else 4)
+    epochs = args.epochs or (2 if args.smoke else 4)
     ml = load_movielens(args.data_dir, split="u1", download=False)
     train, test = ratings_matrix(ml.train), ratings_matrix(ml.test)
     keep = np.diff(train.indptr) > 0
     train, test = train[keep], test[keep]
-    if args.small:
+    if args.smoke:
         train, test = train[:60, :100], test[:60, :100]
         keep = np.diff(train.indptr) > 0
         train, test = train[keep], test[keep]

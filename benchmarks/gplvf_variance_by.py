@@ -1,7 +1,7 @@
 """GPLVF bound: the two ways of forming q(f)'s variance at the observed pairs, side by side with GPflow's
 dense conditional, on real data.
 
-    python benchmarks/gplvf_variance_by.py --data-dir DIR [--repeats 20] [--output r.json]
+    python -m benchmarks.gplvf_variance_by --data-dir DIR [--repeats 20] [--output r.json]
 
 ``conditional_at_pairs(..., variance_by=...)``: ``"pairs"`` gathers each observed pair's L_d ([P, M, M]);
 ``"outputs"`` forms L_dᵀ a for every (row, output) of the batch in one matmul and gathers the pairs. The peer is
@@ -14,12 +14,16 @@ Median seconds of one compiled training step (Adam, one Monte Carlo draw) with r
 ``variance_by="auto"`` (the default) picks ``"outputs"`` when at least a quarter of the entries is observed.
 Timings on a shared machine are noisy: compare the ratios, which come from the same process.
 """
-import sys
-from pathlib import Path
+if not __package__:  # `python -m benchmarks.gplvf_variance_by`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-import numpy as np
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import numpy as np  # noqa: E402
+
 from benchmarks.gplvf_speed import DenseGPLVF, step_seconds  # noqa: E402
 from experiments.common import base_parser, print_table, write_results  # noqa: E402
 
@@ -51,8 +55,8 @@ def compare(name, Y, *, latent_dim, num_inducing, flow_length, batch_size, repea
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=20)
+    parser = base_parser(__doc__.split("\n")[0], epochs=False, logdir=False)
+    parser.add_argument("--repeats", type=int, default=20, help="timed steps of each (median reported)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     images, _ = load_mnist(args.data_dir, subset="5k", size=14, download=False)

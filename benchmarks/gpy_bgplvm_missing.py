@@ -16,13 +16,15 @@ import numpy as np
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("inputs")
-    parser.add_argument("output")
-    parser.add_argument("--latent-dim", type=int, default=10)
-    parser.add_argument("--num-inducing", type=int, default=50)
-    parser.add_argument("--max-iters", type=int, default=30)
-    parser.add_argument("--seed", type=int, default=0)
+    # plain argparse: this runs under the peers interpreter, without experiments.common's imports
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("inputs", help="in.npz: Y with NaN for missing entries, target rows / cols / vals")
+    parser.add_argument("output", help="results JSON (predictions and timings)")
+    parser.add_argument("--latent-dim", type=int, default=10, help="Q")
+    parser.add_argument("--num-inducing", type=int, default=50, help="M")
+    parser.add_argument("--max-iters", type=int, default=30, help="L-BFGS-B iterations")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
     args = parser.parse_args()
     import GPy
     from GPy.models.bayesian_gplvm_minibatch import BayesianGPLVMMiniBatch

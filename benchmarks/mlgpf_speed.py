@@ -1,6 +1,6 @@
 """MLGPF speed on Bibtex: time per training step and seconds per epoch against a stock GPflow SLFM.
 
-    python benchmarks/mlgpf_speed.py [--data-dir DIR] [--repeats 7] [--float32]
+    python -m benchmarks.mlgpf_speed [--data-dir DIR] [--repeats 7] [--float32]
 
 Measured in one process, interleaved round-robin so that load on a shared machine hits every
 contender alike (medians reported):
@@ -18,18 +18,20 @@ FLOPs are counted from its matrix operations (forward; the backward pass is coun
 the forward, the usual estimate) and divided by the step time to give the achieved GFLOP/s,
 printed beside the matmul rate. The paper's Table 5 gives 0.94 min/epoch for s-LINEAR on Bibtex.
 """
-import argparse
-import math
-import os
-import sys
-import time
-from pathlib import Path
+if not __package__:  # `python -m benchmarks.mlgpf_speed`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-_REPO = str(Path(__file__).resolve().parent.parent)
-if _REPO not in sys.path[:1]:
-    sys.path.insert(0, _REPO)
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import math  # noqa: E402
+import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+from experiments.common import base_parser  # noqa: E402
 
 
 def matmul_gflops(dtype, n: int = 2000, repeats: int = 5) -> float:
@@ -85,11 +87,10 @@ def compiled_step(model, data):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("GPFLOW_EXT_DATA"))
+    parser = base_parser(__doc__.splitlines()[0], epochs=False, output=False, logdir=False, seed=False)
     parser.add_argument("--repeats", type=int, default=7, help="timed steps per contender")
     parser.add_argument("--float32", action="store_true", help="also time MLGPF s-LINEAR in float32")
-    parser.add_argument("--no-slfm", action="store_true")
+    parser.add_argument("--no-slfm", action="store_true", help="skip the SLFM contender")
     args = parser.parse_args(argv)
 
     import gpflow

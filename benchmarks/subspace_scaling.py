@@ -15,23 +15,30 @@ configuration is reported instead of taking the benchmark down; a configuration 
 memory exceeds the available memory is skipped and reported as such.  Timing: a compiled step
 (gradient + Adam update), median over ``--steps`` steps after ``--warmup`` steps.
 
-    python benchmarks/subspace_scaling.py                      # full table (minutes)
-    python benchmarks/subspace_scaling.py --dims 2000 --num-data 1000 --rank 200 --steps 3  # quick
+    python -m benchmarks.subspace_scaling                      # full table (minutes)
+    python -m benchmarks.subspace_scaling --dims 2000 --num-data 1000 --rank 200 --steps 3  # quick
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import resource
-import subprocess
-import sys
-import time
-from pathlib import Path
+if not __package__:  # `python -m benchmarks.subspace_scaling`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from experiments.common import base_parser  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 NNZ_PER_ROW = {5000: 236, 47236: 73, 203882: 71}  # EUR-Lex, RCV1, AmazonCat-13K (averages)
 
@@ -60,7 +67,6 @@ def _rss_mb() -> float:
 
 
 def worker(args) -> dict:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import gpflow
     import numpy as np
     import tensorflow as tf
@@ -160,7 +166,7 @@ def _estimated_mb(args, model: str, dim: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, logdir=False, float32=True)
     parser.add_argument("--dims", type=int, nargs="+", default=[5000, 47236, 203882])
     parser.add_argument("--kernels", nargs="+", default=["linear", "se"], choices=["linear", "se"])
     parser.add_argument("--num-data", type=int, default=4000, help="rows of the synthetic data set")
@@ -169,9 +175,6 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=500)
     parser.add_argument("--steps", type=int, default=7, help="timed steps (median reported)")
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--float32", action="store_true")
-    parser.add_argument("--output", type=Path, default=None, help="results JSON")
     parser.add_argument("--memory-fraction", type=float, default=0.7,
                         help="skip a configuration estimated to need more than this share of MemAvailable")
     # worker mode (one configuration, prints JSON)

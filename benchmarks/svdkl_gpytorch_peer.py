@@ -5,19 +5,27 @@ extractor, one GP per feature on a 1-D grid (IndependentMultitaskVariationalStra
 GridInterpolationVariationalStrategy GPs), SoftmaxLikelihood with mixing weights, the
 VariationalELBO, Adam. Prints one JSON line: {"network": s, "svdkl": {m: s}} (median seconds per step).
 """
+import argparse
 import json
-import sys
 import time
 
 import numpy as np
-import torch
-import gpytorch
 
 
-def main():
-    cfg = json.loads(sys.argv[1])
+def main(argv=None):
+    # plain argparse: this runs under the peers interpreter; torch and gpytorch are imported only to run
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("config", help="JSON object: input_dim, num_classes, batch_size, hidden, repeats, grid_sizes, "
+                                       "num_data (as benchmarks/svdkl_speed.py writes it)")
+    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    args = parser.parse_args(argv)
+    cfg = json.loads(args.config)
+    import gpytorch
+    import torch
+
     torch.set_default_dtype(torch.float64)
-    torch.set_num_threads(int(cfg.get("threads", 2)))
+    torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     d, c, B, hidden, reps = cfg["input_dim"], cfg["num_classes"], cfg["batch_size"], cfg["hidden"], cfg["repeats"]
     X = torch.randn(B, d)

@@ -8,20 +8,23 @@
 3. GPyTorch's SV-DKL (GridInterpolationVariationalStrategy, CPU torch, float64) on the same sizes,
    run in a subprocess with ``$GPFLOW_EXT_PEERS_PYTHON`` (default /work/peers/bin/python).
 
-    python benchmarks/svdkl_speed.py [--batch-size 4096] [--grid-sizes 70,500,2000] [--output results.json]
+    python -m benchmarks.svdkl_speed [--batch-size 4096] [--grid-sizes 70,500,2000] [--output results.json]
 
 Network d-1000-1000-500-50-c (Adult-like d = 108, c = 2, one GP per output feature).
 """
-import argparse
-import json
-import os
-import subprocess
-import sys
-import time
-from pathlib import Path
+if not __package__:  # `python -m benchmarks.svdkl_speed`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import json  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -29,7 +32,7 @@ import tensorflow as tf  # noqa: E402
 import gpflow  # noqa: E402
 from gpflow.keras import tf_keras  # noqa: E402
 
-from experiments.common import compiled_training_step  # noqa: E402
+from experiments.common import base_parser, compiled_training_step  # noqa: E402
 from gpflow_ext.models import SVDKL  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -82,15 +85,14 @@ def peers_python():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch-size", type=int, default=4096)
-    parser.add_argument("--input-dim", type=int, default=108)
-    parser.add_argument("--num-classes", type=int, default=2)
-    parser.add_argument("--hidden", default="1000,1000,500,50")
-    parser.add_argument("--grid-sizes", default="70,500,2000")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--skip-peer", action="store_true")
-    parser.add_argument("--output", type=Path, default=None)
+    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, logdir=False, seed=False)
+    parser.add_argument("--batch-size", type=int, default=4096, help="B")
+    parser.add_argument("--input-dim", type=int, default=108, help="d, the network's input width")
+    parser.add_argument("--num-classes", type=int, default=2, help="c")
+    parser.add_argument("--hidden", default="1000,1000,500,50", help="hidden layer widths")
+    parser.add_argument("--grid-sizes", default="70,500,2000", help="comma-separated grid sizes m")
+    parser.add_argument("--repeats", type=int, default=5, help="timed steps (median reported)")
+    parser.add_argument("--skip-peer", action="store_true", help="do not run the GPyTorch peer")
     args = parser.parse_args(argv)
     hidden = [int(h) for h in args.hidden.split(",") if h]
     sizes = [int(m) for m in args.grid_sizes.split(",")]

@@ -1,29 +1,77 @@
-"""What every experiment script shares: the command line, results JSON, paper tables."""
+"""What every experiment and benchmark script shares: the command line, results JSON, paper tables.
+
+The command-line convention (``base_parser``): argparse with the defaults shown in ``--help`` and the
+shared flags under one name each, where a script has them: ``--data-dir``, ``--output`` (results JSON),
+``--logdir`` (TensorBoard), ``--seed``, ``--float32``, ``--no-progress``, ``--figure-dir`` and ``--smoke``
+(a tiny run, for the tests). Scripts run as ``python -m experiments.NAME`` / ``python -m benchmarks.NAME``
+from the repository root.
+"""
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
 import argparse
+import copy
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run as `python experiments/NAME.py` from anywhere
-    sys.path.insert(0, str(REPO))
 
 
-def base_parser(description: str) -> argparse.ArgumentParser:
-    """``--data-dir DIR [--epochs E] [--output results.json] [--logdir DIR] [--seed S]``."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=os.environ.get("GPFLOW_EXT_DATA"),
-        help="folder laid out like shared/data (default: $GPFLOW_EXT_DATA)",
-    )
-    parser.add_argument("--epochs", type=int, default=None, help="override the paper's epochs")
-    parser.add_argument("--output", type=Path, default=None, help="write results JSON here")
-    parser.add_argument("--logdir", type=Path, default=None, help="TensorBoard log folder")
-    parser.add_argument("--seed", type=int, default=0)
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """``--help`` with every option's default (options without a help text too) and the description as written."""
+
+    def _format_action(self, action):
+        if action.help is None and action.option_strings and action.default is not argparse.SUPPRESS:
+            action = copy.copy(action)
+            action.help = "(default: %(default)s)"
+        return super()._format_action(action)
+
+
+def script_parser(description: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """An ``ArgumentParser`` with :class:`HelpFormatter` and no shared flags (see :func:`base_parser`)."""
+    return argparse.ArgumentParser(description=description, formatter_class=HelpFormatter, **kwargs)
+
+
+def base_parser(
+    description: str,
+    *,
+    data_dir: bool = True,
+    epochs: bool = True,
+    output: bool = True,
+    logdir: bool = True,
+    seed: bool = True,
+    float32: bool = False,
+    progress: bool = False,
+    figure_dir: bool = False,
+    smoke: Optional[str] = None,
+) -> argparse.ArgumentParser:
+    """The shared command line, each flag only where the script uses it.
+
+    ``--data-dir DIR`` (default ``$GPFLOW_EXT_DATA``), ``--epochs E`` (``None``: the script's or paper's),
+    ``--output results.json``, ``--logdir DIR`` (TensorBoard), ``--seed S``; on request ``--float32``,
+    ``--no-progress``, ``--figure-dir DIR`` and ``--smoke`` (``smoke`` is its help text: what the tiny run is).
+    """
+    parser = script_parser(description)
+    if data_dir:
+        parser.add_argument("--data-dir", type=Path, default=os.environ.get("GPFLOW_EXT_DATA"),
+                            help="folder laid out like shared/data (default from $GPFLOW_EXT_DATA)")
+    if epochs:
+        parser.add_argument("--epochs", type=int, default=None, help="training epochs (None: the script's default)")
+    if output:
+        parser.add_argument("--output", type=Path, default=None, help="write the results JSON here")
+    if logdir:
+        parser.add_argument("--logdir", type=Path, default=None, help="TensorBoard log folder")
+    if seed:
+        parser.add_argument("--seed", type=int, default=0, help="random seed")
+    if float32:
+        parser.add_argument("--float32", action="store_true", help="compute in float32 (default float64)")
+    if progress:
+        parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    if figure_dir:
+        parser.add_argument("--figure-dir", type=Path, default=None, help="folder for the figures (PNG)")
+    if smoke is not None:
+        parser.add_argument("--smoke", action="store_true", help=f"tiny run for the tests: {smoke}")
     return parser
 
 

@@ -15,23 +15,25 @@ of the missing pixels (pixel values in [0, 1]) beside mean imputation.
 ``tour(quick=True)`` does the same on scikit-learn's 8x8 digits (no download) for the README's
 main command.
 """
-import os
-import sys
-import time
-from pathlib import Path
-from typing import Dict, Optional
+if not __package__:  # `python -m experiments.gplvf_mnist`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-import numpy as np
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Dict, Optional  # noqa: E402
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
 from experiments.common import (  # noqa: E402
     add_planar_constraint_argument, arguments_record, as_builtin, base_parser, planar_identity_at_zero, print_table,
     write_results,
 )
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-
-import tensorflow as tf  # noqa: E402
 
 from experiments.gplvf_movielens import train_with_fit  # noqa: E402
 from gpflow_ext.bijectors import planar_flow  # noqa: E402
@@ -63,16 +65,21 @@ def mean_imputation_rmse(images: np.ndarray, observed_input: np.ndarray) -> floa
 
 
 def train(observed_input, flow_length, *, latent_dim, num_inducing, epochs, batch_size, learning_rate, seed,
-          num_samples=1, identity_at_zero=True, flow_learning_rate=None):
-    """``flow_learning_rate``: the flow's own Adam rate (``GPLVF.parameter_groups``' "flow"; None = shared)."""
+          num_samples=1, identity_at_zero=True, flow_learning_rate=None, logdir=None, progress=False):
+    """``flow_learning_rate``: the flow's own Adam rate (``GPLVF.parameter_groups``' "flow"; None = shared);
+    ``logdir``: fit's TensorBoard logs."""
     tf.random.set_seed(seed)
     flow = planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero) if flow_length else None
     model = GPLVF(observed_input, latent_dim, num_inducing, flow=flow, num_samples=num_samples, seed=seed,
                   noise_variance=0.02)
     rates = {"flow": flow_learning_rate} if flow_length and flow_learning_rate is not None else None
     history = train_with_fit(model, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-                             group_learning_rates=rates)
+                             group_learning_rates=rates, logdir=logdir, progress=progress)
     return model, history
+
+
+#: ``--smoke``: digits kept and epochs unless ``--epochs`` is given
+SMOKE = dict(num_digits=200, epochs=2)
 
 
 def latent_samples(model: GPLVF, row: int, num: int, seed: int = 0) -> np.ndarray:
@@ -155,7 +162,9 @@ def save_figures(figures, figure_dir: Optional[Path], logdir: Optional[Path], pr
 
 def run(images, side, *, flow_length, latent_dim, num_inducing, epochs, batch_size, learning_rate, seed,
         missing_fraction=0.4, figure_dir=None, logdir=None, prefix="gplvf_mnist",
-        identity_at_zero=True, flow_learning_rate=None) -> Dict[str, float]:
+        identity_at_zero=True, flow_learning_rate=None, progress=False) -> Dict[str, float]:
+    """Train a Gaussian and a planar-flow q(X) on ``images`` with pixels dropped; ``logdir``: each model's
+    training logs under ``logdir``/gaussian and ``logdir``/flow, the figures under ``logdir``."""
     observed_input = drop_pixels(images, missing_fraction, seed)
     results = {"mean_imputation_rmse": mean_imputation_rmse(images, observed_input),
                "missing_fraction": float(np.isnan(observed_input).mean()), "num_rows": int(images.shape[0])}
@@ -164,7 +173,8 @@ def run(images, side, *, flow_length, latent_dim, num_inducing, epochs, batch_si
         start = time.time()
         model, history = train(observed_input, length, latent_dim=latent_dim, num_inducing=num_inducing,
                                epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-                               identity_at_zero=identity_at_zero, flow_learning_rate=flow_learning_rate)
+                               identity_at_zero=identity_at_zero, flow_learning_rate=flow_learning_rate,
+                               logdir=None if logdir is None else Path(logdir) / name, progress=progress)
         models[name] = model
         results[f"{name}_imputation_rmse"] = imputation_rmse(model, images, observed_input)
         results[f"{name}_seconds_per_epoch"] = history.median_seconds_per_epoch()
@@ -175,10 +185,12 @@ def run(images, side, *, flow_length, latent_dim, num_inducing, epochs, batch_si
     return results
 
 
-def tour(quick: bool = True) -> dict:
+def tour(quick: bool = True, *, logdir: Optional[Path] = None, seed: int = 0, epochs: Optional[int] = None,
+         progress: bool = False) -> dict:
     """GPLVF on scikit-learn's digits (8x8, 1797 images) with 40 % of pixels missing: imputation RMSE of
     the missing pixels for a Gaussian and a planar-flow q(X), beside mean imputation, and each model's final
-    training bound (mean over the last epoch's minibatches)."""
+    training bound (mean over the last epoch's minibatches). ``epochs`` replaces the quick/full count;
+    ``logdir`` gets both models' training logs and the figures."""
     from sklearn.datasets import load_digits
 
     images = load_digits().data / 16.0  # [1797, 64] in [0, 1]
@@ -186,8 +198,9 @@ def tour(quick: bool = True) -> dict:
         images = images[:600]
     # the flow's shared parameters at their own Adam rate 1e-3 (everything else 0.02): at the shared rate the
     # flow's bound ended below the Gaussian's, at 1e-3 well above it (docs/gplvf/experiment_log.md, "Two fixes")
-    results = run(images, 8, flow_length=4, latent_dim=5, num_inducing=25, epochs=40 if quick else 200,
-                  batch_size=100, learning_rate=0.02, seed=0, flow_learning_rate=1e-3)
+    epochs = epochs if epochs is not None else (40 if quick else 200)
+    results = run(images, 8, flow_length=4, latent_dim=5, num_inducing=25, epochs=epochs, batch_size=100,
+                  learning_rate=0.02, seed=seed, flow_learning_rate=1e-3, logdir=logdir, progress=progress)
     print_table(
         [{"method": "mean imputation", "RMSE": results["mean_imputation_rmse"]},
          {"method": "GPLVF Gaussian q(X)", "RMSE": results["gaussian_imputation_rmse"],
@@ -201,7 +214,8 @@ def tour(quick: bool = True) -> dict:
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.split("\n")[0])
+    parser = base_parser(__doc__.split("\n")[0], progress=True, figure_dir=True,
+                         smoke=f"{SMOKE['num_digits']} digits, {SMOKE['epochs']} epochs")
     parser.add_argument("--num-digits", type=int, default=5000)
     parser.add_argument("--flow-length", type=int, default=10)
     parser.add_argument("--num-inducing", type=int, default=50)
@@ -211,21 +225,20 @@ def main(argv=None):
                         help="Adam learning rate of the flow's shared parameters (pass the --learning-rate value to "
                              "share one rate, as before 2026-11-25)")
     parser.add_argument("--missing-fraction", type=float, default=0.4)
-    parser.add_argument("--figure-dir", type=Path, default=None)
-    parser.add_argument("--small", action="store_true", help="200 digits, 2 epochs (tests)")
     add_planar_constraint_argument(parser)
     args = parser.parse_args(argv)
     from gpflow_ext.data import load_mnist
 
     images, labels = load_mnist(args.data_dir, subset="5k", size=14, download=False)
     images = images.reshape(images.shape[0], -1) / 255.0  # [N, 196] in [0, 1]
-    num = min(200 if args.small else args.num_digits, images.shape[0])
+    num = min(SMOKE["num_digits"] if args.smoke else args.num_digits, images.shape[0])
     images = images[:num]
-    epochs = args.epochs if args.epochs is not None else (2 if args.small else 200)
+    epochs = args.epochs if args.epochs is not None else (SMOKE["epochs"] if args.smoke else 200)
     results = run(images, 14, flow_length=args.flow_length, latent_dim=2, num_inducing=args.num_inducing,
                   epochs=epochs, batch_size=args.batch_size, learning_rate=args.learning_rate, seed=args.seed,
                   missing_fraction=args.missing_fraction, figure_dir=args.figure_dir, logdir=args.logdir,
-                  identity_at_zero=planar_identity_at_zero(args), flow_learning_rate=args.flow_learning_rate)
+                  identity_at_zero=planar_identity_at_zero(args), flow_learning_rate=args.flow_learning_rate,
+                  progress=not args.no_progress)
     results["epochs"] = epochs
     results["config"] = arguments_record(args)
     print_table(

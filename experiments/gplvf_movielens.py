@@ -55,28 +55,34 @@ q(u) through ``NaturalGradientUpdate``. The README's tables were produced by an 
 (numpy-permuted minibatches, short last batch dropped): the same model and bound, other minibatches
 (``results_gplvf/movielens_a_defaults_seed0_fit.json`` is the default (a) run through ``fit``).
 
-``--small`` runs every protocol on a slice (120 users x 300 items, few epochs) for the tests.
+``--smoke`` runs every protocol on a slice (the 60 most active users x the 80 most rated items, 3 epochs)
+for the tests.
 """
-import argparse
-import json
-import os
-import subprocess
-import sys
-import tempfile
-import time
-from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
+if not __package__:  # `python -m experiments.gplvf_movielens`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-import numpy as np
-import scipy.sparse as sp
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout first, as a script too
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Dict, Optional, Sequence, Tuple  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
 from experiments.common import (  # noqa: E402
     REPO, add_planar_constraint_argument, arguments_record, base_parser, planar_identity_at_zero, print_table,
     write_results,
 )
-
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import gpflow  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -568,7 +574,7 @@ def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
             row[f"{name}_seconds_per_epoch"] = history.median_seconds_per_epoch()
             row[f"{name}_final_elbo"] = -history.final_objective
         row["bias_rmse"] = bias_baseline(train, test)["rmse"]
-        if args.gpy and split in args.gpy_splits and not args.small:  # small runs: GPy in (a) only
+        if args.gpy and split in args.gpy_splits and not args.smoke:  # small runs: GPy in (a) only
             gpy = gpy_peer(train, test, latent_dim=args.latent_dim, num_inducing=args.num_inducing,
                            max_iters=args.gpy_iters, seed=args.seed, timeout=args.gpy_timeout)
             row.update({f"gpy_{key}": value for key, value in (gpy or {}).items()})  # rmse, timings, status
@@ -636,8 +642,10 @@ def parse_lengths(text: str):
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.split("\n")[0])
-    parser.add_argument("--protocol", default="a,b,c")
+    parser = base_parser(__doc__.split("\n")[0], figure_dir=True,
+                         smoke=f"every protocol on the {SMALL_USERS} most active users x the {SMALL_ITEMS} most rated "
+                               "items, 3 epochs, small Q and M, few inference steps")
+    parser.add_argument("--protocol", default="a,b,c", help="comma-separated protocols to run (a, b, c)")
     parser.add_argument("--flows", type=parse_lengths, default=[0, 20, 30, 50], help="(a) flow lengths, 0 = Gaussian")
     parser.add_argument("--flows-b", type=parse_lengths, default=[0, 20],
                         help="(b) flow lengths, 0 = Gaussian (results before 2026-11-25: planar 20 only)")
@@ -686,7 +694,6 @@ def main(argv=None):
     parser.add_argument("--gpy-iters", type=int, default=300)
     parser.add_argument("--gpy-splits", default="u1")
     parser.add_argument("--gpy-timeout", type=float, default=3000.0, help="seconds before the GPy subprocess is stopped")
-    parser.add_argument("--figure-dir", type=Path, default=None)
     parser.add_argument("--kl-x", choices=sorted(KL_X_CHOICES), default="correct",
                         help="(a) KL(q(x)||p(x)) term: 'correct' (GPLVF's: base KL in closed form + Monte Carlo flow "
                              "correction), 'plain-monte-carlo' (every term by Monte Carlo, as before 2026-11-25) or "
@@ -697,12 +704,11 @@ def main(argv=None):
                              "fit started from it")
     parser.add_argument("--base-covariance", choices=BASE_COVARIANCES, default="diagonal",
                         help="q(x_n)'s base Gaussian: N(mu_n, diag s_n) or the paper's N(mu_n, s_n I) (eq. 2, 4)")
-    parser.add_argument("--small", action="store_true", help="small slice, few epochs (tests)")
     args = parser.parse_args(argv)
     if args.infer_samples < 1:
         parser.error(f"--infer-samples must be >= 1, got {args.infer_samples}")
     if args.epochs is None:
-        args.epochs = 3 if args.small else 150
+        args.epochs = 3 if args.smoke else 150
     args.gpy_splits = args.gpy_splits.split(",")
     protocols = args.protocol.split(",")
     if args.kl_x != "correct" and protocols != ["a"]:
@@ -719,7 +725,7 @@ def main(argv=None):
     ml = load_movielens(args.data_dir, split=None, download=False)
     ratings = ratings_matrix(ml.ratings)
     genres = ml.items.genres.astype(bool)
-    if args.small:
+    if args.smoke:
         args.num_test_users = min(args.num_test_users, 15)
         args.num_validation_users = min(args.num_validation_users, 15)
         args.infer_steps = min(args.infer_steps, 10)
@@ -731,7 +737,7 @@ def main(argv=None):
     results = {"config": arguments_record(args)}
 
     if "a" in protocols:
-        data = small_slice(ratings) if args.small else ratings
+        data = small_slice(ratings) if args.smoke else ratings
         results["a"] = protocol_a(data, args)
         rows = []
         for name, row in results["a"].items():
@@ -746,7 +752,7 @@ def main(argv=None):
         for split in args.splits.split(","):
             mls = load_movielens(args.data_dir, split=split, download=False)
             train, test = ratings_matrix(mls.train), ratings_matrix(mls.test)
-            if args.small:
+            if args.smoke:
                 keep = small_slice(ratings).shape  # same slice definition on the split
                 items = np.sort(np.argsort(-np.diff(ratings.tocsc().indptr))[:SMALL_ITEMS])
                 users = np.sort(np.argsort(-np.diff(ratings[:, items].tocsr().indptr))[:SMALL_USERS])
@@ -754,7 +760,7 @@ def main(argv=None):
                 assert train.shape == keep
             nonempty = np.diff(train.indptr) > 0
             splits[split] = (sp.csr_matrix(train[nonempty]), sp.csr_matrix(test[nonempty]))
-            if args.small:
+            if args.smoke:
                 break
         results["b"] = protocol_b(splits, args)
         names = ["gaussian" if k == 0 else f"planar_{k}" for k in args.flows_b]
@@ -764,7 +770,7 @@ def main(argv=None):
                     title="(b) MovieLens 100K uK.base -> uK.test RMSE")
     if "c" in protocols:
         data, g = (ratings, genres)
-        if args.small:  # the slice's 60 most active users, 2 flow lengths
+        if args.smoke:  # the slice's 60 most active users, 2 flow lengths
             args.flows_c = args.flows_c[:2]
             data = ratings[np.sort(np.argsort(-np.diff(ratings.indptr))[:SMALL_USERS])]
         results["c"] = protocol_c(data, g, list(ml.items.genre_names), args)

@@ -1,6 +1,6 @@
 """MLGPF on extreme multi-label data sets: the paper's Tables 2 and 4 (and Table 5's timing).
 
-    python experiments/mlgpf_xmc.py --data-dir DIR --dataset bibtex --method s-linear \\
+    python -m experiments.mlgpf_xmc --data-dir DIR --dataset bibtex --method s-linear \\
         [--epochs E] [--output results.json] [--logdir runs/bibtex-s-linear]
 
 ``--data-dir`` is a folder laid out like shared/data: ``NAME/NAME-train.arff(.gz)`` +
@@ -11,23 +11,21 @@ files); see ``gpflow_ext.data.load_multilabel``. Each dataset's defaults are the
 results JSON (P@k, nDCG@k, seconds per epoch, final bound); TensorBoard gets the bound per step
 (Figure 1) and P@k per epoch (``metrics/P@k``).
 """
-import sys
-import time
-from pathlib import Path
-from typing import Any, Dict, Optional
+if not __package__:  # `python -m experiments.mlgpf_xmc`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-_REPO = str(Path(__file__).resolve().parent.parent)
-if _REPO not in sys.path[:1]:  # this checkout's gpflow_ext, whatever else is installed
-    sys.path.insert(0, _REPO)
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-try:  # run as a script or imported as experiments.mlgpf_xmc
-    from experiments.common import as_builtin, base_parser, print_table, write_results
-    from experiments.paper_values import MLGPF as PAPER
-except ImportError:  # pragma: no cover
-    from common import as_builtin, base_parser, print_table, write_results  # type: ignore
-    from paper_values import MLGPF as PAPER  # type: ignore
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
-import numpy as np
+import time  # noqa: E402
+from typing import Any, Dict, Optional  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from experiments.common import as_builtin, base_parser, print_table, write_results  # noqa: E402
+from experiments.paper_values import MLGPF as PAPER  # noqa: E402
 
 #: Section 4: P latent GPs, M inducing inputs, R subspace rank, |X_b| minibatch size, epochs.
 DATASET_SETTINGS: Dict[str, Dict[str, int]] = {
@@ -41,6 +39,10 @@ DATASET_SETTINGS: Dict[str, Dict[str, int]] = {
 #: File-name stems of each dataset as distributed (Mulan / Extreme Classification Repository).
 DATASET_FILE_NAMES = {"eurlex": ["eurlex", "Eurlex", "EUR-Lex"], "rcv1": ["rcv1", "RCV1-x", "rcv1x"],
                       "amazoncat": ["amazoncat", "AmazonCat-13K", "AmazonCat"]}
+
+#: ``--smoke``: rows kept per split and the settings used unless given on the command line
+SMOKE: Dict[str, int] = dict(max_rows=400, epochs=2, num_latent_gps=4, num_inducing=20, rank=30, batch_size=200,
+                             num_negative_samples=20)
 
 METHODS = ("s-linear", "linear", "s-se", "se", "sf-linear", "f-linear", "sf-se", "f-se")
 
@@ -176,13 +178,15 @@ def print_comparison(results) -> str:
                               "paper P@5", "s/epoch", "paper s/epoch"], title="MLGPF: ours vs the paper (Tables 2, 4, 5)")
 
 
-def tour(quick: bool = True) -> Dict[str, float]:
+def tour(quick: bool = True, *, logdir=None, seed: int = 0, epochs: Optional[int] = None,
+         progress: bool = False) -> Dict[str, float]:
     """MLGPF (s-LINEAR) on a generated sparse multi-label problem (no download), well under a minute.
 
     Data: 2 500 sparse binary bag-of-words rows (D = 300, ~15 words each); each row's 3 labels (of
     K = 50) are the top scores of a rank-8 linear map of its words, the structure MLGPF's factor
     model (P latent GPs with a linear kernel, Φ, b) can express. 2 000 / 500 train/test rows,
-    20 negative labels sampled per row (eq. 23). Prints and returns the test P@1/3/5 (%).
+    20 negative labels sampled per row (eq. 23). Prints and returns the test P@1/3/5 (%); ``epochs``
+    replaces the quick/full count, ``logdir`` gets the TensorBoard logs (bound per step, P@k).
     """
     import scipy.sparse as sp
 
@@ -194,7 +198,8 @@ def tour(quick: bool = True) -> Dict[str, float]:
     Y = sp.csr_matrix((np.ones(top.size), (np.repeat(np.arange(2500), 3), top.ravel())), shape=(2500, 50))
     result = run(
         "synthetic", "s-linear", X[:2000], Y[:2000], X[2000:], Y[2000:],
-        epochs=60 if quick else 200, learning_rate=0.05, eval_every=20, progress=False,
+        epochs=epochs if epochs is not None else (60 if quick else 200), logdir=logdir, seed=seed,
+        learning_rate=0.05, eval_every=20, progress=progress,
         num_latent_gps=10, num_inducing=100, rank=100, batch_size=250, num_negative_samples=20,
     )
     scores = {k: result[k] for k in ("P@1", "P@3", "P@5")}
@@ -205,7 +210,8 @@ def tour(quick: bool = True) -> Dict[str, float]:
 
 
 def main(argv=None) -> Dict[str, Any]:
-    parser = base_parser(__doc__.splitlines()[0])
+    parser = base_parser(__doc__.splitlines()[0], float32=True, progress=True,
+                         smoke=f"the first {SMOKE['max_rows']} rows of each split, small P, M, R (explicit flags win)")
     parser.add_argument("--dataset", default="bibtex", choices=sorted(DATASET_SETTINGS))
     parser.add_argument("--method", default="s-linear", choices=METHODS)
     parser.add_argument("--learning-rate", type=float, default=0.01)
@@ -215,14 +221,15 @@ def main(argv=None) -> Dict[str, Any]:
     parser.add_argument("--num-inducing", type=int, default=None, help="M (default: the paper's)")
     parser.add_argument("--rank", type=int, default=None, help="R (default: the paper's)")
     parser.add_argument("--batch-size", type=int, default=None, help="|X_b| (default: the paper's)")
-    parser.add_argument("--float32", action="store_true", help="train in float32 (default float64)")
     parser.add_argument("--eval-every", type=int, default=1, help="test P@k every this many epochs")
-    parser.add_argument("--max-train", type=int, default=None, help="use only the first rows (smoke tests)")
-    parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
-    X_train, Y_train, X_test, Y_test = load_dataset(args.data_dir, args.dataset, args.max_train)
+    if args.smoke:
+        for name, value in SMOKE.items():
+            if name != "max_rows" and getattr(args, name) is None:
+                setattr(args, name, value)
+    X_train, Y_train, X_test, Y_test = load_dataset(args.data_dir, args.dataset, SMOKE["max_rows"] if args.smoke else None)
     result = run(
         args.dataset, args.method, X_train, Y_train, X_test, Y_test, epochs=args.epochs,
         logdir=args.logdir, seed=args.seed, learning_rate=args.learning_rate,

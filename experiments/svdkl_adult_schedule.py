@@ -1,6 +1,6 @@
 """Choose the SV-DKL schedule for Adult on a validation split of adult.data (the test file is never used).
 
-    python experiments/svdkl_adult_schedule.py --data-dir $GPFLOW_EXT_DATA --output results/adult_schedules.jsonl
+    python -m experiments.svdkl_adult_schedule --data-dir $GPFLOW_EXT_DATA --output results/adult_schedules.jsonl
 
 Each candidate (network / GP / joint epochs, learning rates, batch size, dropout, the network stage's
 optimizer) trains DNN -> DNN+GP -> SV-DKL on a stratified 80 % of adult.data and is scored on the
@@ -9,16 +9,24 @@ cross-validation inside adult.data instead (fold k: network and training seed ``
 same for every candidate, so candidates are compared fold by fold on the same pre-trained DNN);
 the line then holds every fold and the means.
 """
-import json
-import sys
-from pathlib import Path
+if not __package__:  # `python -m experiments.svdkl_adult_schedule`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from experiments.common import base_parser  # noqa: E402
 from experiments.svdkl_common import ADULT_HEAVY_TAILED, build_mlp, log1p_features, run_three_way, standardise  # noqa: E402
+
+#: ``--smoke``: rows of adult.data kept
+SMOKE_ROWS = 300
 
 CANDIDATES = [
     dict(network_epochs=3, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256),
@@ -84,18 +92,19 @@ def splits(X, y, args):
 def main(argv=None):
     from gpflow_ext import data as gdata
 
-    parser = base_parser(__doc__.splitlines()[0])
-    parser.add_argument("--validation-fraction", type=float, default=0.2)
+    parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False,
+                         smoke=f"the first {SMOKE_ROWS} rows of adult.data")
+    parser.add_argument("--validation-fraction", type=float, default=0.2, help="held-out share of adult.data")
     parser.add_argument("--folds", type=int, default=1,
                         help="1: one validation split (--validation-fraction); k > 1: k-fold CV inside adult.data")
     parser.add_argument("--candidates", type=str, default=None,
                         help="comma-separated candidate indices to try (default: all)")
-    parser.add_argument("--max-train", type=int, default=None, help="use only the first rows (smoke runs)")
     args = parser.parse_args(argv)
     if args.folds < 1:
         parser.error(f"--folds must be >= 1, got {args.folds}")
     train, _ = gdata.load_adult(args.data_dir, download=False)
-    X, y = train.X[: args.max_train], train.y[: args.max_train]
+    rows = slice(SMOKE_ROWS if args.smoke else None)
+    X, y = train.X[rows], train.y[rows]
     picked = range(len(CANDIDATES)) if args.candidates is None else [int(i) for i in args.candidates.split(",")]
     rows = []
     for index in picked:

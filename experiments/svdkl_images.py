@@ -1,6 +1,6 @@
 """SV-DKL on MNIST (Table 3 / Table 6): CNN vs CNN+GP vs SV-DKL with a LeNet-style network.
 
-    python experiments/svdkl_images.py --data-dir ../shared/data --dataset mnist --output results/svdkl_mnist.json \\
+    python -m experiments.svdkl_images --data-dir ../shared/data --dataset mnist --output results/svdkl_mnist.json \\
         --logdir runs/svdkl_mnist
 
 Standard 60 000 / 10 000 split, Caffe's LeNet (conv20-pool-conv50-pool-fc500-fc10) whose 10
@@ -10,11 +10,17 @@ epochs, max(1, E//2) GP epochs and E joint epochs.
 ``tour(quick=True)`` is the README's SV-DKL stop: the same pipeline on scikit-learn's 8×8
 digits (no download) with a small fully connected network.
 """
-import sys
-import time
-from pathlib import Path
+if not __package__:  # `python -m experiments.svdkl_images`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Optional  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -32,6 +38,8 @@ from experiments.svdkl_common import (  # noqa: E402
 )
 
 DATASETS = ("mnist", "mnist_binary")
+#: ``--smoke``: training / test images kept (random subsets) and the epochs unless ``--epochs`` is given
+SMOKE = dict(max_train=300, max_test=100, epochs=1)
 
 
 def load(dataset: str, data_dir, max_train=None, max_test=None, seed: int = 0):
@@ -53,17 +61,16 @@ def load(dataset: str, data_dir, max_train=None, max_test=None, seed: int = 0):
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.splitlines()[0])
+    parser = base_parser(__doc__.split("\n\n")[0], figure_dir=True,
+                         smoke="{max_train} training / {max_test} test images, {epochs} epoch(s)".format(**SMOKE))
     parser.add_argument("--dataset", choices=DATASETS, default="mnist")
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--grid-size", type=int, default=64)
-    parser.add_argument("--max-train", type=int, default=None, help="subsample the training set (smoke runs)")
-    parser.add_argument("--max-test", type=int, default=None)
-    parser.add_argument("--figures", type=Path, default=None)
-    add_stage_arguments(parser)
+    parser.add_argument("--grid-size", type=int, default=64, help="points per KISS-GP grid")
+    add_stage_arguments(parser)  # the DNN -> GP -> joint schedule's options and --no-progress
     args = parser.parse_args(argv)
-    epochs = 10 if args.epochs is None else args.epochs
-    train, test, C = load(args.dataset, args.data_dir, args.max_train, args.max_test, args.seed)
+    epochs = args.epochs if args.epochs is not None else (SMOKE["epochs"] if args.smoke else 10)
+    limits = (SMOKE["max_train"], SMOKE["max_test"]) if args.smoke else (None, None)
+    train, test, C = load(args.dataset, args.data_dir, *limits, args.seed)
     print(f"{args.dataset}: train {train[0].shape}, test {test[0].shape}, {C} classes")
     model, out, seconds, timing = run_three_way(
         build_lenet(C, seed=args.seed), C, train, test,
@@ -74,8 +81,8 @@ def main(argv=None):
                        dnn_name="CNN")
     print_table(rows, ["dataset", "model", "accuracy", "paper_accuracy", "nlp", "paper_nlp"],
                 title="SV-DKL Table 3 / Table 6 (standard MNIST split)")
-    if args.figures or args.logdir:
-        png = figure3(model, test[0], test[1], (args.figures or args.logdir) / f"svdkl_{args.dataset}_figure3.png",
+    if args.figure_dir or args.logdir:
+        png = figure3(model, test[0], test[1], (args.figure_dir or args.logdir) / f"svdkl_{args.dataset}_figure3.png",
                       per_class=30)
         if args.logdir:
             image_to_tensorboard(png, args.logdir, f"figure3/{args.dataset}")
@@ -86,22 +93,28 @@ def main(argv=None):
     return results
 
 
-def tour(quick: bool = True, grid_prior: str = "toeplitz") -> dict:
+def tour(quick: bool = True, grid_prior: str = "toeplitz", *, logdir: Optional[Path] = None, seed: int = 0,
+         epochs: Optional[int] = None, progress: bool = False) -> dict:
     """SV-DKL on scikit-learn's digits (1797 8×8 images, no download): DNN, DNN+GP, SV-DKL.
 
-    ``quick`` trains for a few epochs (about a minute on 2 CPU cores). Prints and returns the
+    ``quick`` trains for a few epochs (about a minute on 2 CPU cores); ``epochs`` E replaces that by E network,
+    max(1, E//2) GP and E joint epochs. ``logdir`` gets each stage's TensorBoard logs. Prints and returns the
     test accuracy and NLP of the three models.
     """
     from gpflow_ext.data import load_digits
 
-    split = load_digits(test_fraction=0.25, seed=0)
-    epochs = (12, 6, 8) if quick else (40, 15, 30)
+    split = load_digits(test_fraction=0.25, seed=seed)
+    if epochs is not None:
+        stages = (epochs, max(1, epochs // 2), epochs)
+    else:
+        stages = (12, 6, 8) if quick else (40, 15, 30)
     t0 = time.perf_counter()
     model, out, seconds, _ = run_three_way(
-        build_mlp(64, 10, hidden=(128, 64), seed=0), 10,
+        build_mlp(64, 10, hidden=(128, 64), seed=seed), 10,
         (split.X_train, split.y_train), (split.X_test, split.y_test),
-        network_epochs=epochs[0], gp_epochs=epochs[1], joint_epochs=epochs[2],
-        batch_size=128, grid_size=32, joint_learning_rate=1e-3, progress=False, grid_prior=grid_prior,
+        network_epochs=stages[0], gp_epochs=stages[1], joint_epochs=stages[2],
+        batch_size=128, grid_size=32, joint_learning_rate=1e-3, progress=progress, grid_prior=grid_prior,
+        logdir=logdir, seed=seed,
     )
     result = {
         "dataset": "sklearn digits",

@@ -1,6 +1,6 @@
 """Choose SV-DKL's joint stage for MNIST on a validation split of the training images (the test set is never used).
 
-    python experiments/svdkl_mnist_schedule.py --data-dir $GPFLOW_EXT_DATA --output results/mnist_schedules.json
+    python -m experiments.svdkl_mnist_schedule --data-dir $GPFLOW_EXT_DATA --output results/mnist_schedules.json
 
 The LeNet is pre-trained for ``--network-epochs`` epochs and the GP layer fitted for ``--gp-epochs``
 on 50 000 training images (as ``svdkl_images.py`` does on 60 000). Then, from that same
@@ -9,11 +9,15 @@ starting point, the joint stage runs ``--joint-epochs`` epochs for each joint le
 after every joint epoch. Pick the (learning rate, epochs) with the best validation accuracy
 and pass them to ``svdkl_images.py --joint-lr LR --joint-epochs E``.
 """
-import json
-import sys
-from pathlib import Path
+if not __package__:  # `python -m experiments.svdkl_mnist_schedule`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import json  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -22,9 +26,15 @@ from experiments.svdkl_common import add_network_arguments, build_lenet, network
 from experiments.svdkl_images import load  # noqa: E402
 
 
+#: ``--smoke``: training images kept (a random subset) and the validation size unless given
+SMOKE = dict(max_train=400, validation_size=100)
+
+
 def main(argv=None):
-    parser = base_parser(__doc__.splitlines()[0])
-    parser.add_argument("--validation-size", type=int, default=10_000)
+    parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False, progress=True,
+                         smoke="{max_train} training images, {validation_size} of them for validation".format(**SMOKE))
+    parser.add_argument("--validation-size", type=int, default=None,
+                        help="held-out training images (None: 10000, or the --smoke setting)")
     parser.add_argument("--network-epochs", type=int, default=10)
     parser.add_argument("--gp-epochs", type=int, default=2)
     parser.add_argument("--joint-epochs", type=int, default=8)
@@ -33,14 +43,14 @@ def main(argv=None):
     parser.add_argument("--joint-batch-sizes", type=str, default=None,
                         help="comma-separated minibatch sizes of the joint stage (default: --batch-size)")
     parser.add_argument("--grid-size", type=int, default=64)
-    parser.add_argument("--max-train", type=int, default=None, help="subsample the training set (smoke runs)")
     add_network_arguments(parser)
-    parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.validation_size is None:
+        args.validation_size = SMOKE["validation_size"] if args.smoke else 10_000
     learning_rates = [float(v) for v in args.joint_lrs.split(",")]
     joint_batch_sizes = ([args.batch_size] if args.joint_batch_sizes is None
                          else [int(v) for v in args.joint_batch_sizes.split(",")])
-    (X, y), _, C = load("mnist", args.data_dir, max_train=args.max_train, max_test=1, seed=args.seed)
+    (X, y), _, C = load("mnist", args.data_dir, max_train=SMOKE["max_train"] if args.smoke else None, max_test=1, seed=args.seed)
     if not 0 < args.validation_size < len(X):
         raise ValueError(f"--validation-size must be in (0, {len(X)}), got {args.validation_size}")
     order = np.random.default_rng(args.seed).permutation(len(X))

@@ -1,25 +1,32 @@
 """The README's main job: a tour of gpflow_ext on data that ships with scikit-learn (no download).
 
-    python experiments/tour.py                 # quick tour (~1-2 min per section on 2 CPU cores)
-    python experiments/tour.py --full          # longer training
-    python experiments/tour.py --sections svgp_digits --epochs 5 --output results/tour.json
+    python -m experiments.tour                 # quick tour (~1-2 min per section on 2 CPU cores)
+    python -m experiments.tour --full          # longer training
+    python -m experiments.tour --sections svgp_digits --epochs 5 --output results/tour.json
+    python -m experiments.tour --smoke         # every section for an epoch or two (tests)
     tensorboard --logdir runs/tour             # watch the runs
 
-Every section is a function ``tour(quick: bool = True, ...) -> dict`` listed in ``SECTIONS``; it trains
-one model through :func:`gpflow_ext.training.fit`, prints its metric and returns its results.
-Sections that also accept ``logdir``/``seed``/``epochs`` get them from the command line.
+Every section is a function ``tour(quick: bool = True, *, logdir, seed, epochs, progress) -> dict`` listed
+in ``SECTIONS``; it trains through :func:`gpflow_ext.training.fit`, writes TensorBoard logs under its own
+``logdir`` (``--logdir``/SECTION), prints its metric and returns its results.
 """
-import inspect
-import sys
-import time
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+if not __package__:  # `python -m experiments.tour`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-if __package__ in (None, ""):  # `python experiments/tour.py` from anywhere
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import time  # noqa: E402
+from datetime import datetime, timezone  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple  # noqa: E402
 
 from experiments.common import REPO, as_builtin, base_parser, print_table, write_results  # noqa: E402
+
+#: epochs of every section under ``--smoke`` (the tests' tiny run; ``--epochs`` overrides it)
+SMOKE_EPOCHS = 1
 
 
 def _accuracy(labels, probabilities) -> float:
@@ -125,26 +132,31 @@ def svgp_digits(
     return result
 
 
-# (name, function) in tour order; each function: tour(quick: bool = True, ...) -> dict
-def mlgpf_multilabel(quick: bool = True) -> Dict[str, Any]:
+def mlgpf_multilabel(quick: bool = True, *, logdir: Optional[Path] = None, seed: int = 0,
+                     epochs: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
     """MLGPF with subspace inducing inputs on a generated sparse multi-label problem (P@k)."""
     from experiments.mlgpf_xmc import tour
 
-    return tour(quick)
+    return tour(quick, logdir=logdir, seed=seed, epochs=epochs, progress=progress)
 
 
-def svdkl_digits(quick: bool = True) -> Dict[str, Any]:
+def svdkl_digits(quick: bool = True, *, logdir: Optional[Path] = None, seed: int = 0,
+                 epochs: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
     """DNN vs DNN+GP vs SV-DKL on scikit-learn's digits (accuracy)."""
     from experiments.svdkl_images import tour
 
-    return tour(quick)
+    return tour(quick, logdir=logdir, seed=seed, epochs=epochs, progress=progress)
 
 
-def gplvf_digits(quick: bool = True) -> Dict[str, Any]:
+def gplvf_digits(quick: bool = True, *, logdir: Optional[Path] = None, seed: int = 0,
+                 epochs: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
     """GPLVF on scikit-learn's digits with 40 % of pixels missing (imputation RMSE)."""
     from experiments.gplvf_mnist import tour
 
-    return tour(quick)
+    return tour(quick, logdir=logdir, seed=seed, epochs=epochs, progress=progress)
+
+
+# (name, function) in tour order; each function: tour(quick: bool = True, *, logdir, seed, epochs, progress) -> dict
 
 
 SECTIONS: List[Tuple[str, Callable[..., Dict[str, Any]]]] = [
@@ -155,21 +167,15 @@ SECTIONS: List[Tuple[str, Callable[..., Dict[str, Any]]]] = [
 ]
 
 
-def _call_section(function: Callable[..., Dict[str, Any]], quick: bool, **optional: Any) -> Dict[str, Any]:
-    """Call ``function(quick, ...)`` passing only the optional keywords it declares."""
-    accepted = inspect.signature(function).parameters
-    return function(quick, **{k: v for k, v in optional.items() if k in accepted and v is not None})
-
-
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
-    parser = base_parser(__doc__.splitlines()[0])
+    parser = base_parser(__doc__.split("\n\n")[0], data_dir=False, progress=True,
+                         smoke=f"every section for {SMOKE_EPOCHS} epoch(s) of its quick setting")
     parser.add_argument("--full", action="store_true", help="longer training (default: quick tour)")
     parser.add_argument(
         "--sections",
         default=",".join(name for name, _ in SECTIONS),
         help=f"comma-separated subset of: {', '.join(name for name, _ in SECTIONS)}",
     )
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     args = parser.parse_args(argv)
     known = dict(SECTIONS)
     wanted = [name.strip() for name in args.sections.split(",") if name.strip()]
@@ -179,18 +185,13 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
     if args.logdir is None:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         args.logdir = REPO / "runs" / "tour" / stamp
+    epochs = SMOKE_EPOCHS if args.smoke and args.epochs is None else args.epochs
     results: Dict[str, Dict[str, Any]] = {}
     for name in wanted:
         print(f"\n=== {name} ===")
         results[name] = as_builtin(
-            _call_section(
-                known[name],
-                not args.full,
-                logdir=Path(args.logdir) / name,
-                seed=args.seed,
-                epochs=args.epochs,
-                progress=False if args.no_progress else None,
-            )
+            known[name](not args.full, logdir=Path(args.logdir) / name, seed=args.seed, epochs=epochs,
+                        progress=not args.no_progress)
         )
     rows = [  # one row per (section, figure): sections report different metrics
         {"section": name, "figure": key, "value": float(value)}

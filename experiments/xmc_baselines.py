@@ -1,6 +1,6 @@
 """Peers on the same split as MLGPF: napkinXC (PLT), omikuji (Parabel) and one-vs-rest logistic regression.
 
-    python experiments/xmc_baselines.py --data-dir DIR --dataset bibtex [--output baselines.json]
+    python -m experiments.xmc_baselines --data-dir DIR --dataset bibtex [--output baselines.json]
 
 Run it with the project's interpreter (the one with gpflow_ext). The data are read with
 ``gpflow_ext.data`` (same loader and split as ``mlgpf_xmc.py``) and written once in the Extreme
@@ -12,18 +12,20 @@ scikit-learn one-vs-rest logistic regression runs in this process. Every method 
 ``gpflow_ext.metrics`` (P@1/3/5, nDCG@1/3/5) and printed beside the paper's MLGPF numbers
 (Tables 2, 3).
 """
-import json
-import os
-import subprocess
-import sys
-import tempfile
-import time
-from pathlib import Path
-from typing import Any, Dict, List, Optional
+if not __package__:  # `python -m experiments.xmc_baselines`: the repository root on the path (prefer `python -m`)
+    import pathlib
+    import sys
 
-_REPO = str(Path(__file__).resolve().parent.parent)
-if _REPO not in sys.path[:1]:
-    sys.path.insert(0, _REPO)
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Dict, List, Optional  # noqa: E402
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
@@ -33,6 +35,8 @@ from experiments.mlgpf_xmc import DATASET_SETTINGS, load_dataset  # noqa: E402
 from experiments.paper_values import MLGPF as PAPER  # noqa: E402
 
 PEER_METHODS = ("napkinxc", "omikuji")
+#: ``--smoke``: rows kept per split
+SMOKE_ROWS = 500
 DEFAULT_PEERS_PYTHON = "/work/peers/bin/python"
 
 
@@ -110,17 +114,17 @@ def run_one_vs_rest(X_train, Y_train, X_test, Y_test, C: float = 10.0, seed: int
 
 
 def main(argv=None) -> Dict[str, Any]:
-    parser = base_parser(__doc__.splitlines()[0])
+    parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False,
+                         smoke=f"the first {SMOKE_ROWS} rows of each split")
     parser.add_argument("--dataset", default="bibtex", choices=sorted(DATASET_SETTINGS))
     parser.add_argument("--methods", nargs="+", default=["napkinxc", "omikuji", "ovr"],
-                        choices=["napkinxc", "omikuji", "ovr"])
-    parser.add_argument("--threads", type=int, default=2)
+                        choices=["napkinxc", "omikuji", "ovr"], help="peers to run (ovr: scikit-learn one-vs-rest)")
+    parser.add_argument("--threads", type=int, default=2, help="threads of each peer")
     parser.add_argument("--C", type=float, default=10.0, help="inverse L2 strength of the one-vs-rest model")
-    parser.add_argument("--max-train", type=int, default=None, help="use only the first rows (smoke tests)")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
-    X_train, Y_train, X_test, Y_test = load_dataset(args.data_dir, args.dataset, args.max_train)
+    X_train, Y_train, X_test, Y_test = load_dataset(args.data_dir, args.dataset, SMOKE_ROWS if args.smoke else None)
     rows = []
     peers = [m for m in args.methods if m in PEER_METHODS]
     if peers:

@@ -6,7 +6,7 @@ Extreme Classification Repository text format (header ``N D K``; rows ``l1,l2 f:
 Output: ``<method>.npz`` with ``top`` [N_test, top_k] int label ids (best first, -1 = none),
 ``fit_seconds`` and ``predict_seconds``.
 
-    python experiments/xmc_peer_worker.py FOLDER --methods napkinxc omikuji --top-k 5 --threads 2
+    PEERS_PYTHON experiments/xmc_peer_worker.py FOLDER --methods napkinxc omikuji --top-k 5 --threads 2
 """
 import argparse
 import os
@@ -89,12 +89,14 @@ RUNNERS = {"napkinxc": run_napkinxc, "omikuji": run_omikuji}
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder")
-    parser.add_argument("--methods", nargs="+", default=list(RUNNERS), choices=list(RUNNERS))
-    parser.add_argument("--top-k", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    # plain argparse: this runs under the peers interpreter, without experiments.common's imports
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("folder", help="folder with train.txt / test.txt; <method>.npz are written there")
+    parser.add_argument("--methods", nargs="+", default=list(RUNNERS), choices=list(RUNNERS), help="peers to run")
+    parser.add_argument("--top-k", type=int, default=5, help="labels ranked per test row")
+    parser.add_argument("--threads", type=int, default=2, help="threads of each peer")
+    parser.add_argument("--seed", type=int, default=0, help="random seed")
     args = parser.parse_args(argv)
     for name in args.methods:
         top, fit_seconds, predict_seconds = RUNNERS[name](args.folder, args.top_k, args.threads, args.seed)

@@ -81,6 +81,14 @@ def _as_label_matrix(y_true, name: str = "y_true") -> sp.csr_matrix:
         matrix = sp.csr_matrix(dense)
     if matrix.nnz and not np.all(np.isfinite(matrix.data)):
         raise ValueError(f"{name} contains NaN or inf")
+    if matrix.nnz and matrix.data.min() < 0:
+        position = int(np.argmax(matrix.data < 0))
+        row = int(np.searchsorted(matrix.indptr, position, side="right") - 1)
+        raise ValueError(
+            f"{name} holds negative entries ({matrix.data[position]:g} at row {row}, column "
+            f"{int(matrix.indices[position])}): label matrices are 0/1 with non-zero = relevant, so a ±1 encoding "
+            f"would count every label as relevant; pass ({name} > 0)"
+        )
     matrix = matrix.copy()
     matrix.eliminate_zeros()
     matrix.sum_duplicates()  # also sorts the column indices of every row
@@ -126,7 +134,8 @@ def _hits(y_true: sp.csr_matrix, ranked: np.ndarray) -> np.ndarray:
 def precision_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indices: Optional[bool] = None) -> float:
     """Mean precision@k over the N points.
 
-    :param y_true: true labels [N, K], scipy.sparse (any format) or a dense 0/1 array; non-zero = relevant.
+    :param y_true: true labels [N, K], scipy.sparse (any format) or a dense 0/1 array; non-zero = relevant
+        (negative entries, e.g. a ±1 encoding, raise ValueError).
     :param y_pred: dense scores [N, K] (float), or the top-k' label indices [N, k'] (integer, best first, k' >= k).
     :param k: cut-off, 1 <= k <= K.
     :param y_pred_is_indices: force the interpretation of ``y_pred`` (default: integer dtype means indices).

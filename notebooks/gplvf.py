@@ -1,3 +1,18 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # GPLVF: a Bayesian GPLVM with a planar-flow q(X) for data with missing entries
 #
@@ -69,6 +84,26 @@ column_mean = np.nanmean(observed, axis=0)
 rmse = np.sqrt(np.mean((np.clip(mean, 0, 1)[missing] - images[missing]) ** 2))
 rmse_mean = np.sqrt(np.mean((np.broadcast_to(column_mean, images.shape)[missing] - images[missing]) ** 2))
 print(f"imputation RMSE: GPLVF {rmse:.4f}, column means {rmse_mean:.4f}")
+
+# %% [markdown]
+# Five digits: the original, what the model saw (missing pixels in red) and the imputed image
+# (observed pixels kept, missing ones from `predict_y`).
+
+# %%
+import matplotlib.pyplot as plt
+
+imputed = np.where(missing, np.clip(mean, 0, 1), images)
+fig, axes = plt.subplots(3, 5, figsize=(7, 4.4))
+for column in range(5):
+    seen = plt.cm.gray_r(np.nan_to_num(observed[column], nan=0.0).reshape(8, 8))
+    seen[missing[column].reshape(8, 8)] = (0.85, 0.2, 0.2, 1.0)
+    for row, image in enumerate((images[column].reshape(8, 8), seen, imputed[column].reshape(8, 8))):
+        axes[row, column].imshow(image, cmap="gray_r", vmin=0, vmax=1)
+        axes[row, column].set_axis_off()
+for row, title in enumerate(("original", "observed (missing in red)", "GPLVF imputation")):
+    axes[row, 0].set_title(title, loc="left", fontsize=9)
+fig.tight_layout()
+plt.show()
 
 # %% [markdown]
 # ## New rows

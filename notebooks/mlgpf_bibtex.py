@@ -1,9 +1,12 @@
 # ---
 # jupyter:
 #   jupytext:
+#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -77,6 +80,17 @@ epochs = 5 if QUICK else 400
 history = fit(model, data, epochs=epochs, batch_size=500, learning_rate=0.03, progress=False)
 print("bound per epoch:", np.round(-np.array(history.objective), 1))
 print(f"{history.median_seconds_per_epoch():.2f} s/epoch")
+
+# %%
+import matplotlib.pyplot as plt
+
+fig, ax = plt.subplots(figsize=(5, 3))
+ax.plot(np.arange(1, len(history.objective) + 1), -np.array(history.objective), marker="o")
+ax.set_xlabel("epoch")
+ax.set_ylabel("stochastic bound (eq. 23), epoch mean")
+ax.set_title("MLGPF s-LINEAR on Bibtex: bound per epoch")
+fig.tight_layout()
+plt.show()
 
 # %% [markdown]
 # ## Prediction and ranking

@@ -14,7 +14,7 @@ def test_movielens_script_small(data_dir, dataset_path, tmp_path):
     from experiments import gplvf_movielens
 
     out = tmp_path / "ml.json"
-    gplvf_movielens.main(["--small", "--data-dir", str(data_dir), "--output", str(out), "--figure-dir", str(tmp_path)])
+    gplvf_movielens.main(["--smoke", "--data-dir", str(data_dir), "--output", str(out), "--figure-dir", str(tmp_path)])
     results = json.loads(out.read_text())
     config = results["config"]  # the defaults are the README tables' settings
     assert (config["flow_learning_rate"], config["lr_decay"], config["test_users"]) == (1e-3, "cosine", "last")
@@ -40,7 +40,7 @@ def test_mnist_script_small(data_dir, dataset_path, tmp_path):
     from experiments import gplvf_mnist
 
     results = gplvf_mnist.main([
-        "--small", "--data-dir", str(data_dir), "--figure-dir", str(tmp_path / "fig"), "--logdir", str(tmp_path / "tb"),
+        "--smoke", "--data-dir", str(data_dir), "--figure-dir", str(tmp_path / "fig"), "--logdir", str(tmp_path / "tb"),
         "--num-inducing", "10", "--flow-length", "2", "--flow-learning-rate", "0.001",
     ])
     assert 0.3 < results["missing_fraction"] < 0.5
@@ -62,7 +62,8 @@ def test_notebook_executes(tmp_path):
     outputs = "".join(
         o.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])
     )
-    assert "imputation RMSE" in outputs
+    assert "imputation RMSE" in outputs and "IProgress" not in outputs and "TqdmWarning" not in outputs
+    assert any("image/png" in o.get("data", {}) for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", []))
 
 
 @pytest.mark.slow
@@ -104,10 +105,10 @@ def test_validation_split_never_touches_test_users():
 
 
 def _run_small_movielens(data_dir, out, *args):
-    """``experiments/gplvf_movielens.py --small`` with ``args`` (no GPy), its results JSON as a dict."""
+    """``python -m experiments.gplvf_movielens --smoke`` with ``args`` (no GPy), its results JSON as a dict."""
     from experiments import gplvf_movielens
 
-    gplvf_movielens.main(["--small", *args, "--no-gpy", "--data-dir", str(data_dir), "--output", str(out)])
+    gplvf_movielens.main(["--smoke", *args, "--no-gpy", "--data-dir", str(data_dir), "--output", str(out)])
     return json.loads(out.read_text())
 
 
@@ -140,7 +141,7 @@ def test_movielens_amortised_encoder_small(data_dir, dataset_path, tmp_path):
     assert row["amortised"]["num_test"] == row["num_test"]
     assert np.isfinite(results["b"]["u1"]["gaussian_rmse"])
     with pytest.raises(SystemExit):  # the warm start copies per-row parameters an encoder model lacks
-        gplvf_movielens.main(["--small", "--encoder", "--warm-start-epochs", "1", "--data-dir", str(data_dir)])
+        gplvf_movielens.main(["--smoke", "--encoder", "--warm-start-epochs", "1", "--data-dir", str(data_dir)])
 
 
 def test_train_seed_varies_training_but_not_the_held_out_split(data_dir, dataset_path, tmp_path):

@@ -140,3 +140,14 @@ def test_dense_metric_bad_input(rng):
         gaussian_negative_log_predictive(np.zeros(2), np.zeros(2), np.array([1.0, 0.0]))
     with pytest.raises(ValueError, match="empty"):
         rmse(np.zeros(0), np.zeros(0))
+
+
+@pytest.mark.parametrize("metric", [precision_at_k, ndcg_at_k])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_label_metrics_reject_plus_minus_one_encodings(metric, sparse):
+    """A ±1 label matrix would make every label relevant (non-zero = relevant): it is refused, naming y_true."""
+    signed = np.array([[1, -1, -1], [-1, 1, -1]])
+    scores = np.array([[0.9, 0.1, 0.0], [0.2, 0.7, 0.1]])
+    with pytest.raises(ValueError, match=r"y_true holds negative entries \(-1 at row 0, column 1\).*\(y_true > 0\)"):
+        metric(sp.csr_matrix(signed) if sparse else signed, scores, k=1)
+    assert metric(signed > 0, scores, k=1) == 1.0

@@ -27,8 +27,8 @@ def test_mlgpf_xmc_script_small_run(dataset_path, data_dir, tmp_path):
     output, logdir = tmp_path / "results.json", tmp_path / "tb"
     mlgpf_xmc.main([
         "--data-dir", str(data_dir), "--dataset", "bibtex", "--method", "s-linear", "--epochs", "2",
-        "--max-train", "400", "--num-inducing", "20", "--rank", "30", "--num-latent-gps", "4",
-        "--batch-size", "200", "--num-negative-samples", "20", "--output", str(output),
+        "--smoke", "--num-inducing", "20", "--rank", "30", "--num-latent-gps", "3",
+        "--output", str(output),
         "--logdir", str(logdir), "--no-progress",
     ])
     result = json.loads(output.read_text())
@@ -37,7 +37,8 @@ def test_mlgpf_xmc_script_small_run(dataset_path, data_dir, tmp_path):
     assert 0.0 <= result["P@1"] <= 100.0 and result["epochs_trained"] == 2
     assert result["final_bound"] < 0.0 and len(result["bound_per_epoch"]) == 2
     assert result["paper"]["P@1"] == 59.31
-    assert result["settings"]["num_latent_gps"] == 4 and result["settings"]["epochs"] == 2
+    assert result["settings"]["num_latent_gps"] == 3 and result["settings"]["epochs"] == 2  # explicit flags win
+    assert result["settings"]["batch_size"] == mlgpf_xmc.SMOKE["batch_size"]  # --smoke's setting otherwise
     tags = _scalar_tags(logdir)
     assert any("P@1" in tag for tag in tags), tags  # P@k per epoch
     assert any("objective" in tag or "loss" in tag for tag in tags), tags  # the bound per step
@@ -51,7 +52,7 @@ def test_xmc_baselines_script_small_run(dataset_path, data_dir, tmp_path):
     dataset_path("bibtex", "bibtex-train.arff.gz")
     output = tmp_path / "baselines.json"
     methods = ["ovr"] + (["napkinxc", "omikuji"] if xmc_baselines.peers_python() else [])
-    xmc_baselines.main(["--data-dir", str(data_dir), "--dataset", "bibtex", "--max-train", "500",
+    xmc_baselines.main(["--data-dir", str(data_dir), "--dataset", "bibtex", "--smoke",
                         "--threads", "1", "--methods", *methods, "--output", str(output)])
     result = json.loads(output.read_text())
     assert [r["method"].split("(")[0] for r in result["results"]] == [
@@ -79,6 +80,8 @@ def test_notebook_executes_quickly(dataset_path, data_dir):
         output.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for output in cell.get("outputs", [])
     )
     assert "max |Kuf(subspace) - Kuf(A X̃)|" in text and "P@1" in text
+    images = [o for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert images and "IProgress" not in text and "TqdmWarning" not in text
 
 
 @pytest.mark.slow

@@ -34,7 +34,7 @@ def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path):
 
     out = tmp_path / "schedules.jsonl"
     rows = svdkl_adult_schedule.main([
-        "--data-dir", str(data_dir), "--candidates", "6,9", "--max-train", "300", "--output", str(out),
+        "--data-dir", str(data_dir), "--candidates", "6,9", "--smoke", "--output", str(out),
     ])
     saved = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == len(saved) == 2
@@ -51,7 +51,7 @@ def test_svdkl_adult_schedule_cross_validation_means_its_folds(data_dir, dataset
     from experiments import svdkl_adult_schedule
 
     (row,) = svdkl_adult_schedule.main([
-        "--data-dir", str(data_dir), "--candidates", "18", "--folds", "2", "--max-train", "300",
+        "--data-dir", str(data_dir), "--candidates", "18", "--folds", "2", "--smoke",
     ])
     assert row["config"]["joint_gp_learning_rate"] == 1e-3 and row["folds"] == 2
     assert len(row["per_fold"]) == 2
@@ -144,13 +144,14 @@ def test_svdkl_mnist_schedule_small_run(data_dir, dataset_path, tmp_path):
 
     out = tmp_path / "mnist_schedules.json"
     results = svdkl_mnist_schedule.main([
-        "--data-dir", str(data_dir), "--max-train", "400", "--validation-size", "100", "--network-epochs", "1",
+        "--data-dir", str(data_dir), "--smoke", "--network-epochs", "1",
         "--gp-epochs", "1", "--joint-epochs", "2", "--joint-lrs", "1e-4,3e-4", "--joint-batch-sizes", "64,300",
         "--grid-size", "16",
         "--network-lr-decay", "cosine", "--network-optimizer", "sgd", "--network-lr", "0.01",
         "--network-weight-decay", "5e-3", "--no-progress", "--output", str(out),
     ])
     saved = json.loads(out.read_text())
+    assert saved["validation_size"] == svdkl_mnist_schedule.SMOKE["validation_size"]
     assert saved["network_optimizer"] == "sgd" and saved["network_weight_decay"] == 5e-3
     assert [(row["joint_batch_size"], row["joint_learning_rate"]) for row in saved["joint"]] == [
         (64, 1e-4), (64, 3e-4), (300, 1e-4), (300, 3e-4)]
@@ -158,7 +159,7 @@ def test_svdkl_mnist_schedule_small_run(data_dir, dataset_path, tmp_path):
     best = max(p["accuracy"] for row in saved["joint"] for p in row["per_epoch"])
     assert saved["best"]["accuracy"] == best == results["best"]["accuracy"]
     with pytest.raises(ValueError, match="--validation-size"):
-        svdkl_mnist_schedule.main(["--data-dir", str(data_dir), "--max-train", "50", "--validation-size", "50"])
+        svdkl_mnist_schedule.main(["--data-dir", str(data_dir), "--smoke", "--validation-size", "400"])
 
 
 def test_svdkl_images_small_run(data_dir, dataset_path, tmp_path):
@@ -166,8 +167,8 @@ def test_svdkl_images_small_run(data_dir, dataset_path, tmp_path):
     from experiments import svdkl_images
 
     results = svdkl_images.main([
-        "--data-dir", str(data_dir), "--epochs", "1", "--max-train", "300", "--max-test", "100",
-        "--grid-size", "16", "--no-progress", "--figures", str(tmp_path), "--grid-prior", "circulant",
+        "--data-dir", str(data_dir), "--smoke", "--grid-size", "16", "--no-progress", "--figure-dir", str(tmp_path),
+        "--grid-prior", "circulant",
     ])
     assert [r["model"] for r in results["rows"]] == ["CNN", "CNN+GP", "SV-DKL"]
     assert results["rows"][2]["paper_accuracy"] == 0.9920
@@ -190,3 +191,6 @@ def test_notebook_executes(tmp_path):
         o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
     )
     assert "svdkl   accuracy" in text
+    assert "it/s" in text or "step/s" in text or "s/step" in text  # the text progress bars, in stderr
+    assert "IProgress" not in text and "TqdmWarning" not in text  # no widget warning in Jupyter
+    assert any("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))

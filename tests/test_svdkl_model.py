@@ -291,3 +291,17 @@ def test_softmax_network_predicts_the_eager_softmax_with_one_trace(rng):
     assert network._predict_fn.experimental_get_tracing_count() <= 2
     copy = gpflow.utilities.deepcopy(network)  # the compiled predictor does not stop a deep copy
     np.testing.assert_allclose(copy.predict_proba(X), expected, rtol=1e-12)
+
+
+def test_float32_keras_layers_in_a_float64_model_name_the_layers_dtype_argument(rng):
+    """tf_keras layers default to float32: the error before training names the layers' dtype= argument."""
+    from gpflow_ext.models.svdkl import SoftmaxNetwork
+    from gpflow_ext.training import fit
+
+    float32_net = tf_keras.Sequential([tf_keras.Input((5,)), tf_keras.layers.Dense(3)])
+    X, Y = _data(rng)
+    for model in (SVDKL(float32_net, 3, num_data=len(X), grid_size=8), SoftmaxNetwork(float32_net)):
+        with pytest.raises(ValueError, match=r"tf_keras layers hold float32 weights .* pass dtype=\"float64\" to every "
+                                             r"layer and to tf_keras.Input"):
+            fit(model, (X, Y), epochs=1, batch_size=20, progress=False)
+    fit(SVDKL(_net(), 3, num_data=len(X), grid_size=8), (X, Y), epochs=1, batch_size=20, progress=False)

@@ -83,9 +83,31 @@ def _layer_input_shape(layer: tf_keras.layers.Layer) -> Optional[Tuple[int, ...]
         return None
 
 
+def check_network_dtype(model: Any) -> None:
+    """Raise when the model's ``tf_keras`` layers (``feature_extractor``, ``head``) hold floating weights of another
+    type than ``gpflow.default_float()``: tf_keras layers default to float32, GPflow to float64, and the mix cannot
+    train. The message names the layers' ``dtype=`` argument, the fix in the network's own code."""
+    expected = tf.as_dtype(gpflow.default_float())
+    layers = [getattr(model, name, None) for name in ("feature_extractor", "head")]
+    wrong = [v for layer in layers if layer is not None for v in layer.weights
+             if v.dtype.is_floating and v.dtype.base_dtype != expected]
+    if not wrong:
+        return
+    found = sorted({v.dtype.base_dtype.name for v in wrong})
+    names = ", ".join(v.name for v in wrong[:3]) + (", ..." if len(wrong) > 3 else "")
+    raise ValueError(
+        f"{type(model).__name__}'s tf_keras layers hold {'/'.join(found)} weights ({names}) but the model computes in "
+        f"{expected.name} (gpflow.default_float()); tf_keras layers default to float32: pass dtype=\"{expected.name}\" "
+        f"to every layer and to tf_keras.Input, e.g. tf_keras.layers.Dense(50, dtype=gpflow.default_float()), "
+        "or build the whole model in float32 under gpflow.config.as_context(gpflow.config.Config(float=np.float32))"
+    )
+
+
 def _check_classifier_data(model: Any, data: Any, num_classes: Optional[int]) -> Tuple[np.ndarray, np.ndarray]:
     """``(X, Y)`` for a classifier on a network: X rows of the network's input shape (integer X cast to
-    float64), Y integer class indices in [0, C) returned as int64 ``[N, 1]``."""
+    float64), Y integer class indices in [0, C) returned as int64 ``[N, 1]``; the network's layers must compute
+    in ``gpflow.default_float()`` (:func:`check_network_dtype`)."""
+    check_network_dtype(model)
     X, Y = check_data_tuple(data, ("X", "Y"), type(model).__name__)
     X = check_network_inputs(X, "data[0] (X)", model.input_shape, integer="cast")
     Y = check_class_labels(Y, num_classes, name="data[1] (Y)", num_rows=X.shape[0])

@@ -140,7 +140,7 @@ class ProgressBar(Callback):
         self.bar = None
 
     def on_train_begin(self, run: RunState) -> None:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it
 
         remaining = None if run.steps_per_epoch is None else max(
             0, (run.epochs - run.epoch) * run.steps_per_epoch - run.epoch_step)
