@@ -406,3 +406,22 @@ def test_mlgpf_evaluate_and_deepcopy_after_evaluating(trained, prec):
         assert copy.evaluate(X, Y, ks=(1, 3)) == scores
         np.testing.assert_array_equal(copy.predict_top_k(X, k=3), model.predict_top_k(X, k=3))
     assert all(0.0 <= v <= 100.0 for v in scores.values())
+
+
+def test_gplvf_float32_with_duplicate_rows_gets_distinct_inducing_inputs_and_trains():
+    import gpflow
+    import numpy as np
+
+    from gpflow_ext.models import GPLVF
+    from gpflow_ext.training import fit
+
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(60, 8))
+    Y = rows[rng.integers(0, 60, size=300)]  # 300 rows, only 60 distinct
+    Y[rng.random(Y.shape) < 0.3] = np.nan
+    with gpflow.config.as_context(gpflow.config.Config(float=np.float32, jitter=1e-6)):
+        model = GPLVF(Y, 3, 50, seed=0)
+        Z = model.inducing_variable.Z.numpy()
+        assert len(np.unique(Z, axis=0)) == 50  # distinct rows of X_mean only (300 rows, 60 distinct)
+        history = fit(model, model.training_data(), epochs=2, batch_size=100, progress=False)
+    assert np.all(np.isfinite(history.objective))

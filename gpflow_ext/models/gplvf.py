@@ -394,9 +394,12 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         self.X_mean = Parameter(X_mean, name="X_mean")  # [N, Q] base-Gaussian means μ_n
         self.X_var = Parameter(X_var, transform=positive(), name="X_var")  # [N, Q] (or [N, 1]) base variances s_n
 
-        if Z is None:
-            Z = X_mean[rng.permutation(num_data)[:num_inducing]]
-            if Z.shape[0] < num_inducing:  # fewer rows than inducing points
+        if Z is None:  # distinct rows of X_mean in random order: repeated rows (duplicate data rows) would make
+            # K_ZZ singular, and float32 Cholesky returns NaN without raising
+            order = rng.permutation(num_data)
+            _, first = np.unique(X_mean[order], axis=0, return_index=True)
+            Z = X_mean[order[np.sort(first)][:num_inducing]]
+            if Z.shape[0] < num_inducing:  # fewer distinct rows than inducing points
                 Z = np.concatenate([Z, rng.standard_normal((num_inducing - Z.shape[0], latent_dim))])
         Z = np.asarray(Z, dtype=np.float64)
         if Z.shape != (num_inducing, latent_dim):
