@@ -10,6 +10,7 @@ the majority-class rate of readmitted_30d (0.888), so its numbers are printed be
 as an inferred match. Folds: stratified random K-fold (the paper's 5-fold CV; one patient's encounters
 can be on both sides) or ``--grouped`` (no patient in both). Features standardised with each fold's
 training statistics, 0/1 indicator columns kept at 0/1. Network d-1000-1000-500-50-c as the paper.
+``--figure-dir``: Figure 3 (the learned deep kernel on test points sorted by class, and A) of fold 1.
 """
 import sys
 from pathlib import Path
@@ -82,7 +83,7 @@ def main(argv=None):
         ytr, yte = data.y[tr], data.y[te]
         network = build_mlp(Xtr.shape[1], C, hidden, seed=args.seed + k)
         logdir = None if args.logdir is None else args.logdir / f"fold{k}"
-        _, out, seconds, timing = run_three_way(
+        model, out, seconds, timing = run_three_way(
             network, C, (Xtr, ytr), (Xte, yte), batch_size=args.batch_size, grid_size=args.grid_size,
             logdir=logdir, seed=args.seed + k, **stage_options(args, epochs),
         )
@@ -93,6 +94,13 @@ def main(argv=None):
             fold["models"][name] = {"accuracy": out[key]["accuracy"], "nlp": out[key]["nlp"],
                                     "seconds_per_epoch": per_epoch[name]}
         per_fold.append(fold)
+        if k == 0 and args.figure_dir is not None:  # Figure 3 (deep kernel by class, A) of the first fold
+            from experiments.svdkl_common import figure3, image_to_tensorboard
+
+            name = f"svdkl_diabetes_{args.target}{'_grouped' if args.grouped else ''}_figure3.png"
+            png = figure3(model, Xte, yte, args.figure_dir / name)
+            if args.logdir is not None:
+                image_to_tensorboard(png, args.logdir, f"figure3/diabetes_{args.target}")
         print(f"fold {k + 1}/{args.folds}: " + ", ".join(f"{m} {fold['models'][m]['accuracy']:.4f}" for m in MODELS)
               + f"; majority {fold['majority_rate']:.4f}")
 

@@ -52,8 +52,10 @@ def test_diabetes_smoke(data_dir, dataset_path, tmp_path, target):
         pytest.skip("diabetes data not found")
     out = tmp_path / "diabetes.json"
     stdout = run_script("svdkl_diabetes.py", "--smoke", "--target", target, "--folds", "5", "--run-folds", "2",
-                        "--data-dir", str(data_dir), "--output", str(out), "--no-progress")
+                        "--data-dir", str(data_dir), "--output", str(out), "--no-progress",
+                        "--figure-dir", str(tmp_path / "fig"))
     assert "majority class" in stdout
+    assert (tmp_path / "fig" / f"svdkl_diabetes_{target}_figure3.png").stat().st_size > 1000
     saved = json.loads(out.read_text())
     assert [r["model"] for r in saved["summary"]] == MODELS and len(saved["folds"]) == 2
     for row in saved["summary"]:
