@@ -21,6 +21,56 @@ from gpflow_ext.training import decayed_learning_rate as training_decayed_learni
 F64 = gpflow.default_float()
 
 
+def experiment_parser(description: str):
+    """The shared command line of the SV-DKL scripts, defaults shown by ``--help``: ``--data-dir``,
+    ``--output``, ``--logdir``, ``--float32``, ``--figure-dir``, ``--smoke`` (each script adds ``--seeds``
+    or ``--seed`` and its own options)."""
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=os.environ.get("GPFLOW_EXT_DATA"),
+                        help="folder laid out like shared/data; the default is $GPFLOW_EXT_DATA")
+    parser.add_argument("--output", type=Path, default=None, help="write the results JSON here")
+    parser.add_argument("--logdir", type=Path, default=None,
+                        help="TensorBoard folder (a fresh one: an existing run's checkpoints are resumed)")
+    parser.add_argument("--float32", action="store_true", help="train and predict in float32 instead of float64")
+    parser.add_argument("--figure-dir", type=Path, default=None, help="folder for the PNG figures")
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny run that checks the pipeline: 3000 rows, network 32-8, grid 16, batch 256, "
+                             "E = 1 (these replace --hidden, --grid-size, --batch-size, --epochs)")
+    return parser
+
+
+def parse_seeds(text: str):
+    """``"0,1,2"`` -> ``[0, 1, 2]`` (at least one, no repeats)."""
+    try:
+        seeds = [int(s) for s in str(text).split(",") if s.strip()]
+    except ValueError:
+        raise ValueError(f"--seeds must be comma-separated integers, got {text!r}") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"--seeds must name at least one seed, without repeats, got {text!r}")
+    return seeds
+
+
+def majority_rate(y_train: np.ndarray, y_test: np.ndarray) -> float:
+    """Test accuracy of always predicting the training set's most frequent class."""
+    majority = np.bincount(np.asarray(y_train, dtype=np.int64)).argmax()
+    return float(np.mean(np.asarray(y_test) == majority))
+
+
+def mean_sd(values) -> Dict[str, float]:
+    """``{"mean", "sd", "n"}`` of a list of numbers (population sd, 0 for one value)."""
+    values = np.asarray(values, dtype=np.float64)
+    return {"mean": float(values.mean()), "sd": float(values.std()), "n": int(values.size)}
+
+
+def stage_seconds(out: Dict[str, Any]) -> Dict[str, float]:
+    """Total training seconds of each stage that ran (sum of its epochs' step times)."""
+    return {stage: float(np.sum(out[f"{stage}_history"].seconds_per_epoch))
+            for stage in ("network", "gp", "joint") if f"{stage}_history" in out}
+
+
 def add_network_arguments(parser) -> None:
     """Command-line options of the DNN stage's optimizer (learning rate, its decay, optimizer, weight decay)."""
     parser.add_argument("--network-lr", type=float, default=1e-3, help="learning rate of the DNN stage")
@@ -85,6 +135,7 @@ def build_mlp(input_dim: int, num_outputs: int, hidden: Sequence[int] = (1000, 1
     if not 0.0 <= dropout < 1.0:
         raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
     tf_keras.utils.set_random_seed(seed)
+    F64 = gpflow.default_float()  # at call time: float32 after gpflow.config.set_default_float(np.float32)
     layers = [tf_keras.Input((input_dim,), dtype=F64)]
     for h in hidden:
         layers.append(tf_keras.layers.Dense(h, activation="relu", dtype=F64))
@@ -97,6 +148,7 @@ def build_mlp(input_dim: int, num_outputs: int, hidden: Sequence[int] = (1000, 1
 def build_lenet(num_outputs: int = 10, seed: int = 0, input_shape=(28, 28, 1)):
     """Caffe's LeNet for MNIST: conv20(5) - pool - conv50(5) - pool - fc500 - fc c."""
     tf_keras.utils.set_random_seed(seed)
+    F64 = gpflow.default_float()
     return tf_keras.Sequential(
         [
             tf_keras.Input(input_shape, dtype=F64),
