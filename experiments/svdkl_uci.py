@@ -14,7 +14,10 @@ training statistics, all but the 0/1 indicator columns (``--indicators standardi
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if not __package__:  # `python experiments/svdkl_uci.py`: the repository root on the path (prefer `python -m`)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
 import numpy as np  # noqa: E402
 
@@ -69,15 +72,13 @@ def load(dataset: str, data_dir, seed: int, folds: int = 1, indicators: str = "k
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.splitlines()[0])
+    parser = base_parser(__doc__.splitlines()[0], figure_dir=True,
+                         smoke="400 training and 200 test rows of the chosen split")
     parser.add_argument("--dataset", choices=DATASETS, required=True)
     parser.add_argument("--folds", type=int, default=1, help="1: the stated split; 5: the paper's 5-fold CV")
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--grid-size", type=int, default=64)
-    parser.add_argument("--max-train", type=int, default=None, help="subsample the training set (smoke runs)")
-    parser.add_argument("--max-test", type=int, default=None)
     parser.add_argument("--hidden", type=str, default="1000,1000,500,50", help="hidden layer sizes")
-    parser.add_argument("--figures", type=Path, default=None, help="folder for the Figure 3 PNG")
     add_stage_arguments(parser)
     parser.add_argument("--indicators", choices=INDICATOR_SCALINGS, default="keep",
                         help="0/1 indicator (one-hot) columns: kept at 0/1 (default) or standardised like every "
@@ -92,11 +93,12 @@ def main(argv=None):
     all_rows, folds = [], []
     splits = load(args.dataset, args.data_dir, args.seed, args.folds, args.indicators)
     for fold, (train, test, C, split) in enumerate(splits):
-        if args.max_train and len(train[0]) > args.max_train:
-            keep = rng.permutation(len(train[0]))[: args.max_train]
+        max_train, max_test = (400, 200) if args.smoke else (None, None)
+        if max_train and len(train[0]) > max_train:
+            keep = rng.permutation(len(train[0]))[:max_train]
             train = (train[0][keep], train[1][keep])
-        if args.max_test and len(test[0]) > args.max_test:
-            keep = rng.permutation(len(test[0]))[: args.max_test]
+        if max_test and len(test[0]) > max_test:
+            keep = rng.permutation(len(test[0]))[:max_test]
             test = (test[0][keep], test[1][keep])
         print(f"{args.dataset}: {split}; train {train[0].shape}, test {test[0].shape}, {C} classes")
         network = build_mlp(train[0].shape[1], C, hidden, seed=args.seed + fold, dropout=args.dropout)
@@ -109,8 +111,8 @@ def main(argv=None):
         rows = result_rows(args.dataset, out, PAPER["table2_accuracy"][args.dataset], PAPER["table5_nlp"][args.dataset])
         all_rows += rows
         folds.append({"split": split, "rows": rows, "seconds": seconds, "median_seconds_per_epoch": timing})
-        if fold == 0 and (args.figures or args.logdir):
-            png = figure3(model, test[0], test[1], (args.figures or args.logdir) / f"svdkl_{args.dataset}_figure3.png")
+        if fold == 0 and (args.figure_dir or args.logdir):
+            png = figure3(model, test[0], test[1], (args.figure_dir or args.logdir) / f"svdkl_{args.dataset}_figure3.png")
             if args.logdir:
                 image_to_tensorboard(png, args.logdir, f"figure3/{args.dataset}")
 

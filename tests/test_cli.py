@@ -92,7 +92,7 @@ def test_every_script_answers_help_with_defaults_without_peer_packages():
 def test_shared_flags_have_one_name():
     """No script keeps the old spellings of the shared flags."""
     old = re.compile(r"add_argument\(\s*\"--(small|quick|max-train|figures)\"")
-    exempt = {"svdkl_uci.py", "svdkl_common.py"}  # follow the convention in their own change
+    exempt = set()
     offenders = [
         f"{folder}/{path.name}"
         for folder in FOLDERS

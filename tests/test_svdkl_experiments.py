@@ -15,8 +15,7 @@ def test_svdkl_uci_small_run(data_dir, dataset_path, tmp_path):
 
     out = tmp_path / "adult.json"
     results = svdkl_uci.main([
-        "--data-dir", str(data_dir), "--dataset", "adult", "--epochs", "1", "--max-train", "400",
-        "--max-test", "200", "--hidden", "32,8", "--grid-size", "16", "--no-progress", "--dropout", "0.2",
+        "--data-dir", str(data_dir), "--dataset", "adult", "--epochs", "1", "--smoke", "--hidden", "32,8", "--grid-size", "16", "--no-progress", "--dropout", "0.2",
         "--output", str(out), "--logdir", str(tmp_path / "runs"),
     ])
     saved = json.loads(out.read_text())
