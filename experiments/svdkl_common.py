@@ -65,6 +65,13 @@ def mean_sd(values) -> Dict[str, float]:
     return {"mean": float(values.mean()), "sd": float(values.std()), "n": int(values.size)}
 
 
+def fmt(stat, digits=4):
+    """``mean ± sd`` text of a :func:`mean_sd` dict (``None`` for None)."""
+    if stat is None:
+        return None
+    return f"{stat['mean']:.{digits}f} ± {stat['sd']:.{digits}f}"
+
+
 def stage_seconds(out: Dict[str, Any]) -> Dict[str, float]:
     """Total training seconds of each stage that ran (sum of its epochs' step times)."""
     return {stage: float(np.sum(out[f"{stage}_history"].seconds_per_epoch))

@@ -25,6 +25,7 @@ from experiments.svdkl_common import (  # noqa: E402
     add_stage_arguments,
     experiment_parser,
     majority_rate,
+    fmt,
     mean_sd,
     stage_seconds,
 )
@@ -141,12 +142,6 @@ def main(argv=None):
                "arguments": arguments_record(args)}
     write_results(results, args.output)
     return results
-
-
-def fmt(stat, digits=4):
-    if stat is None:
-        return None
-    return f"{stat['mean']:.{digits}f} ± {stat['sd']:.{digits}f}"
 
 
 if __name__ == "__main__":
