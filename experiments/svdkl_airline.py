@@ -17,7 +17,10 @@ for SV-DKL; training time: DNN = its stage, DNN+GP = DNN + GP stages, SV-DKL = a
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if not __package__:  # `python experiments/NAME.py`: the repository root on the path (prefer `python -m`)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
 import numpy as np  # noqa: E402
 

@@ -15,7 +15,10 @@ training statistics, 0/1 indicator columns kept at 0/1. Network d-1000-1000-500-
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if not __package__:  # `python experiments/NAME.py`: the repository root on the path (prefer `python -m`)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
 import numpy as np  # noqa: E402
 

@@ -6,6 +6,8 @@ import gpflow
 import numpy as np
 import pytest
 
+from gpflow_ext.training import Callback
+
 
 def regression_data(n=60, d=2, seed=0, dtype=np.float64):
     rng = np.random.default_rng(seed)
@@ -34,6 +36,18 @@ def max_abs_diff(a, b):
     return max(float(np.max(np.abs(a[k] - b[k]))) for k in a)
 
 
+class StopAtStep(Callback):
+    """Raises KeyboardInterrupt (a user's Ctrl-C) after global step ``step``."""
+
+    def __init__(self, step):
+        self.stop = step
+
+    def on_step_end(self, run):
+        if run.step == self.stop:
+            raise KeyboardInterrupt
+
+
 @pytest.fixture
 def th():
-    return SimpleNamespace(regression_data=regression_data, svgp=svgp, values=values, max_abs_diff=max_abs_diff)
+    return SimpleNamespace(regression_data=regression_data, svgp=svgp, values=values, max_abs_diff=max_abs_diff,
+                           StopAtStep=StopAtStep)

@@ -1,6 +1,5 @@
 """Checkpoints that never lose work: fingerprints, explicit resume, recovery from damaged files,
 step-level checkpoints with bit-exact mid-epoch resume."""
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -9,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpflow_ext.training import Callback, CheckpointMismatchError, fit
+from gpflow_ext.training import CheckpointMismatchError, fit
 
 KW = dict(batch_size=10, learning_rate=0.05, seed=3, progress=False)
 
@@ -154,22 +153,13 @@ def test_no_readable_checkpoint_is_refused_and_nothing_is_touched(th, run3):
     assert checkpoint_files(folder) == before
 
 
-class StopAtStep(Callback):
-    def __init__(self, step):
-        self.stop = step
-
-    def on_step_end(self, run):
-        if run.step == self.stop:
-            raise KeyboardInterrupt
-
-
 def test_step_level_checkpoints_resume_mid_epoch_bit_exactly(th, tmp_path, capsys):
     X, Y = th.regression_data(n=40)
     straight = th.svgp(X)
     h_straight = fit(straight, (X, Y), epochs=3, **KW)
     with pytest.raises(KeyboardInterrupt):  # stop after step 7 (epoch 2 of 4-step epochs), last save at step 6
         fit(th.svgp(X), (X, Y), epochs=3, checkpoint_dir=tmp_path, checkpoint_every_steps=3,
-            callbacks=[StopAtStep(7)], **KW)
+            callbacks=[th.StopAtStep(7)], **KW)
     assert "re-run the same command to resume from" in capsys.readouterr().out and ckpt_prefixes(tmp_path) == [3, 4, 6]
     resumed = th.svgp(X)
     history = fit(resumed, (X, Y), epochs=3, checkpoint_dir=tmp_path, checkpoint_every_steps=3, **KW)
@@ -181,7 +171,7 @@ def test_step_level_checkpoints_resume_mid_epoch_bit_exactly(th, tmp_path, capsy
 def test_interrupt_before_the_first_checkpoint_says_so(th, tmp_path, capsys):
     X, Y = th.regression_data(n=40)
     with pytest.raises(KeyboardInterrupt):
-        fit(th.svgp(X), (X, Y), epochs=3, checkpoint_dir=tmp_path, callbacks=[StopAtStep(2)], **KW)
+        fit(th.svgp(X), (X, Y), epochs=3, checkpoint_dir=tmp_path, callbacks=[th.StopAtStep(2)], **KW)
     out = capsys.readouterr().out
     assert f"no checkpoint was written yet in {tmp_path}" in out and "pass logdir=" not in out
 

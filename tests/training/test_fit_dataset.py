@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 import tensorflow as tf
 
-from gpflow_ext.training import Callback, fit
+from gpflow_ext.training import fit
 
 KW = dict(learning_rate=0.05, seed=1, progress=False)
 
@@ -35,15 +35,6 @@ def test_a_function_of_the_epoch_equals_the_shuffled_array_path_and_float32_data
     assert th.max_abs_diff(th.values(by_arrays), th.values(by_function)) <= 1e-12
 
 
-class StopAtStep(Callback):
-    def __init__(self, step):
-        self.stop = step
-
-    def on_step_end(self, run):
-        if run.step == self.stop:
-            raise KeyboardInterrupt
-
-
 def test_a_dataset_run_resumes_mid_epoch_exactly(th, tmp_path):
     X, Y = th.regression_data(n=40)
     dataset = tf.data.Dataset.from_tensor_slices((X, Y)).shuffle(40, seed=3, reshuffle_each_iteration=False).batch(8)
@@ -51,7 +42,7 @@ def test_a_dataset_run_resumes_mid_epoch_exactly(th, tmp_path):
     fit(straight, dataset, epochs=2, **KW)
     with pytest.raises(KeyboardInterrupt):
         fit(th.svgp(X), dataset, epochs=2, checkpoint_dir=tmp_path, checkpoint_every_steps=2,
-            callbacks=[StopAtStep(7)], **KW)
+            callbacks=[th.StopAtStep(7)], **KW)
     resumed = th.svgp(X)
     history = fit(resumed, dataset, epochs=2, checkpoint_dir=tmp_path, checkpoint_every_steps=2, **KW)
     assert history.start_epoch == 1 and th.max_abs_diff(th.values(resumed), th.values(straight)) == 0.0
