@@ -22,4 +22,6 @@ from . import training
 from . import validation
 from . import variational
 from . import serving
+from . import conditionals
+from . import recipes
 

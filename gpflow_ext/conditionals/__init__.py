@@ -1,0 +1,4 @@
+"""q(f) for the library's inducing variables and output layouts.
+
+Importing a submodule registers it with GPflow's ``conditional`` dispatcher where it applies.
+"""
