@@ -131,6 +131,17 @@ def _hits(y_true: sp.csr_matrix, ranked: np.ndarray) -> np.ndarray:
     return true_keys[positions] == query_keys
 
 
+def _checked_hits(y_true: ArrayLike, y_pred: np.ndarray, k: int, y_pred_is_indices: Optional[bool]):
+    """(k, y_true as CSR, hits [N, k]) after checking k against K and that there are points."""
+    k = _check_k(k)
+    y_true = _as_label_matrix(y_true)
+    if k > y_true.shape[1]:
+        raise ValueError(f"k={k} exceeds the number of labels K={y_true.shape[1]}")
+    if y_true.shape[0] == 0:
+        raise ValueError("y_true is empty (N=0)")
+    return k, y_true, _hits(y_true, _ranked_labels(y_true, y_pred, k, y_pred_is_indices))
+
+
 def precision_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indices: Optional[bool] = None) -> float:
     """Mean precision@k over the N points.
 
@@ -140,25 +151,13 @@ def precision_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_
     :param k: cut-off, 1 <= k <= K.
     :param y_pred_is_indices: force the interpretation of ``y_pred`` (default: integer dtype means indices).
     """
-    k = _check_k(k)
-    y_true = _as_label_matrix(y_true)
-    if k > y_true.shape[1]:
-        raise ValueError(f"k={k} exceeds the number of labels K={y_true.shape[1]}")
-    if y_true.shape[0] == 0:
-        raise ValueError("y_true is empty (N=0)")
-    hits = _hits(y_true, _ranked_labels(y_true, y_pred, k, y_pred_is_indices))  # [N, k]
+    k, y_true, hits = _checked_hits(y_true, y_pred, k, y_pred_is_indices)  # hits [N, k]
     return float(hits.sum(axis=1).mean() / k)
 
 
 def ndcg_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indices: Optional[bool] = None) -> float:
     """Mean nDCG@k over the N points (binary relevance; points without labels contribute 0). Arguments as precision_at_k."""
-    k = _check_k(k)
-    y_true = _as_label_matrix(y_true)
-    if k > y_true.shape[1]:
-        raise ValueError(f"k={k} exceeds the number of labels K={y_true.shape[1]}")
-    if y_true.shape[0] == 0:
-        raise ValueError("y_true is empty (N=0)")
-    hits = _hits(y_true, _ranked_labels(y_true, y_pred, k, y_pred_is_indices))  # [N, k]
+    k, y_true, hits = _checked_hits(y_true, y_pred, k, y_pred_is_indices)  # hits [N, k]
     discounts = 1.0 / np.log2(np.arange(2, k + 2))  # [k]
     dcg = hits @ discounts  # [N]
     ideal_cumulative = np.concatenate([[0.0], np.cumsum(discounts)])  # [k + 1]

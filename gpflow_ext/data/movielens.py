@@ -109,29 +109,33 @@ def read_genres(path: PathLike) -> List[str]:
     return [name for _, name in sorted(pairs)]
 
 
+def _pipe_separated_lines(path):
+    """(line number, line, ``|``-separated fields) of each non-empty line of a latin-1 MovieLens file."""
+    with open_text(path, encoding="latin-1") as handle:
+        for number, line in enumerate(handle, start=1):
+            line = line.rstrip("\r\n")
+            if line:
+                yield number, line, line.split("|")
+
+
 def read_items(path: PathLike, genre_names: Optional[List[str]] = None) -> Items:
     """Read ``u.item`` (latin-1, ``|``-separated): ids, titles, release dates and the [I, 19] genre flags."""
     path = as_existing_file(path, "path")
     genre_names = list(GENRES if genre_names is None else genre_names)
     ids, titles, dates, genres = [], [], [], []
-    with open_text(path, encoding="latin-1") as handle:
-        for number, line in enumerate(handle, start=1):
-            line = line.rstrip("\r\n")
-            if not line:
-                continue
-            fields = line.split("|")
-            if len(fields) != 5 + len(genre_names):
-                raise DataFormatError(
-                    f"{path}: line {number}: expected {5 + len(genre_names)} '|'-separated fields "
-                    f"(id, title, date, video date, URL, {len(genre_names)} genre flags), got {len(fields)}"
-                )
-            try:
-                ids.append(int(fields[0]))
-                genres.append([int(flag) for flag in fields[5:]])
-            except ValueError:
-                raise DataFormatError(f"{path}: line {number}: id and genre flags must be integers") from None
-            titles.append(fields[1])
-            dates.append(fields[2])
+    for number, line, fields in _pipe_separated_lines(path):
+        if len(fields) != 5 + len(genre_names):
+            raise DataFormatError(
+                f"{path}: line {number}: expected {5 + len(genre_names)} '|'-separated fields "
+                f"(id, title, date, video date, URL, {len(genre_names)} genre flags), got {len(fields)}"
+            )
+        try:
+            ids.append(int(fields[0]))
+            genres.append([int(flag) for flag in fields[5:]])
+        except ValueError:
+            raise DataFormatError(f"{path}: line {number}: id and genre flags must be integers") from None
+        titles.append(fields[1])
+        dates.append(fields[2])
     return Items(np.array(ids, dtype=np.int64), titles, dates, np.array(genres, dtype=np.int8), genre_names)
 
 
@@ -139,15 +143,10 @@ def read_users(path: PathLike) -> Users:
     """Read ``u.user`` (``id|age|gender|occupation|zip``)."""
     path = as_existing_file(path, "path")
     rows = []
-    with open_text(path, encoding="latin-1") as handle:
-        for number, line in enumerate(handle, start=1):
-            line = line.rstrip("\r\n")
-            if not line:
-                continue
-            fields = line.split("|")
-            if len(fields) != 5 or not fields[0].isdigit() or not fields[1].isdigit():
-                raise DataFormatError(f"{path}: line {number}: expected 'id|age|gender|occupation|zip', got {line[:80]!r}")
-            rows.append(fields)
+    for number, line, fields in _pipe_separated_lines(path):
+        if len(fields) != 5 or not fields[0].isdigit() or not fields[1].isdigit():
+            raise DataFormatError(f"{path}: line {number}: expected 'id|age|gender|occupation|zip', got {line[:80]!r}")
+        rows.append(fields)
     if not rows:
         raise DataFormatError(f"{path}: no users found")
     columns = list(zip(*rows))
