@@ -13,14 +13,15 @@ Repository (and napkinXC's ``precision_at_k`` / ``ndcg_at_k``):
 where pi_i ranks the labels of point i by decreasing score. A point with no true label
 contributes 0 to both means (it still counts in N).
 """
-from typing import Optional, Union
+from typing import Dict, Optional, Sequence, Union
 
 import numpy as np
 import scipy.sparse as sp
+from check_shapes import check_shapes
 
 from .validation import check_positive_int
 
-__all__ = ["top_k", "precision_at_k", "ndcg_at_k", "accuracy", "mean_negative_log_predictive",
+__all__ = ["top_k", "precision_at_k", "ndcg_at_k", "ranking_metrics", "accuracy", "mean_negative_log_predictive",
            "gaussian_negative_log_predictive", "rmse"]
 
 ArrayLike = Union[np.ndarray, sp.spmatrix]
@@ -164,6 +165,21 @@ def ndcg_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indic
     idcg = ideal_cumulative[np.minimum(np.diff(y_true.indptr), k)]  # [N]
     ndcg = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
     return float(ndcg.mean())
+
+
+@check_shapes(
+    "top: [N, k]",
+    "y_true: [N, K]",
+)
+def ranking_metrics(top: np.ndarray, y_true: ArrayLike, ks: Sequence[int] = (1, 3, 5)) -> Dict[str, float]:
+    """``{"P@k": ..., "nDCG@k": ...}`` in % (as the XMC papers report) for every k in ``ks``, from the top label
+    ids ``top`` [N, >= max(ks)] (best first) and the true 0/1 labels ``y_true`` [N, K]."""
+    top = np.asarray(top, dtype=np.int64)
+    out = {}
+    for k in ks:
+        out[f"P@{k}"] = 100.0 * precision_at_k(y_true, top, k, y_pred_is_indices=True)
+        out[f"nDCG@{k}"] = 100.0 * ndcg_at_k(y_true, top, k, y_pred_is_indices=True)
+    return out
 
 
 def _class_targets(y_true, num_data: Optional[int] = None, num_classes: Optional[int] = None) -> np.ndarray:

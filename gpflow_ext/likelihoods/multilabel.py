@@ -31,6 +31,7 @@ import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
 from gpflow.base import TensorType
 
+from ..conditionals.multilabel import gathered_utility_moments, utility_moments
 from ..validation import check_positive_int
 
 __all__ = [
@@ -97,50 +98,6 @@ def expected_sigmoid(
     std = _safe_std(variance)
     f = mean[..., None] + std[..., None] * nodes  # [batch..., H]
     return tf.reduce_sum(tf.math.sigmoid(f) * weights, axis=-1)  # [batch...]
-
-
-@check_shapes(
-    "h_mean: [N, P]",
-    "h_var: [N, P]",
-    "loadings: [K, P]",
-    "bias: [K]",
-    "return[0]: [N, K]",
-    "return[1]: [N, K]",
-)
-def utility_moments(
-    h_mean: TensorType, h_var: TensorType, loadings: TensorType, bias: TensorType
-) -> Tuple[tf.Tensor, tf.Tensor]:
-    """Means and variances of q(f_ik) for every label (eq. 21): ``m Φᵀ + b`` and ``s (Φ²)ᵀ``."""
-    f_mean = tf.matmul(h_mean, loadings, transpose_b=True) + bias  # [N, K]
-    f_var = tf.matmul(h_var, tf.square(loadings), transpose_b=True)  # [N, K]
-    return f_mean, f_var
-
-
-@check_shapes(
-    "h_mean: [N, P]",
-    "h_var: [N, P]",
-    "loadings: [K, P]",
-    "bias: [K]",
-    "label_ids: [batch...]",
-    "row_ids: [batch...]",
-    "return[0]: [batch...]",
-    "return[1]: [batch...]",
-)
-def gathered_utility_moments(
-    h_mean: TensorType,
-    h_var: TensorType,
-    loadings: TensorType,
-    bias: TensorType,
-    label_ids: TensorType,
-    row_ids: TensorType,
-) -> Tuple[tf.Tensor, tf.Tensor]:
-    """Moments of q(f_ik) (eq. 21) only at the (row, label) pairs asked for: O(T·P), no N×K."""
-    phi = tf.gather(loadings, label_ids)  # [batch..., P]
-    m = tf.gather(h_mean, row_ids)  # [batch..., P]
-    s = tf.gather(h_var, row_ids)  # [batch..., P]
-    f_mean = tf.reduce_sum(phi * m, axis=-1) + tf.gather(bias, label_ids)  # [batch...]
-    f_var = tf.reduce_sum(tf.square(phi) * s, axis=-1)  # [batch...]
-    return f_mean, f_var
 
 
 def _positives_by_row(labels: tf.SparseTensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:

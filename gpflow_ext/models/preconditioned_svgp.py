@@ -124,6 +124,8 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
 
     # -- input checks at the boundary (static shapes work inside tf.function too) ----------------
     def _as_inputs(self, X: Any, name: str) -> Any:
+        """X as a ``tf.Tensor`` or ``tf.SparseTensor`` [N, D] (sparse only with subspace inducing inputs), after
+        checking rank, D and (eagerly) finiteness."""
         if isinstance(X, (np.ndarray, list)) or scipy.sparse.issparse(X):
             if scipy.sparse.issparse(X):
                 values = X.data
@@ -133,6 +135,8 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
             if not np.all(np.isfinite(values)):
                 raise ValueError(f"`{name}` contains NaN or inf values")
         X = to_input_tensor(X)
+        if isinstance(X, tf.SparseTensor) and not isinstance(self.inducing_variable, SubspaceInducingPoints):
+            X = tf.sparse.to_dense(X)  # free Z: K(Z, X_b) needs the dense minibatch (B × D, never the whole X)
         if X.shape.rank is not None and X.shape.rank != 2:
             raise ValueError(f"`{name}` must be a 2-D matrix [N, D], got shape {X.shape}")
         iv_shape = self.inducing_variable.shape
@@ -153,6 +157,7 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
         return preconditioned_kl(Kmm, self.q.q_mu, self.q.q_sigma)
 
+    @check_shapes("return: []")
     def maximum_log_likelihood_objective(self, data: Tuple[Any, Any]) -> tf.Tensor:  # type: ignore[override]
         return self.elbo(data)
 
@@ -166,7 +171,7 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
             Kmn, Kmm, Knn, self.q.q_mu, self.q.q_sigma
         )  # [], [B, P], [B, P]: one factorisation shared by the KL and the marginals
         f_mean = self._add_mean_function(X, f_mean)
-        var_exp = self.likelihood.variational_expectations(X, f_mean, f_var, Y)  # [N]
+        var_exp = self._expected_log_likelihood(X, f_mean, f_var, Y)  # [B]
         if self.num_data is not None:
             scale = tf.cast(self.num_data, kl.dtype) / tf.cast(_num_rows(X), kl.dtype)
         else:
@@ -174,6 +179,16 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         return tf.reduce_sum(var_exp) * scale - kl
 
     @check_shapes(
+        "f_mean: [B, P]",
+        "f_var: [B, P]",
+        "return: [B]",
+    )
+    def _expected_log_likelihood(self, X: Any, f_mean: tf.Tensor, f_var: tf.Tensor, Y: Any) -> tf.Tensor:
+        """Σ over outputs of E_{q(f_i)}[log p(y_i | f_i)] per row: the likelihood's ``variational_expectations``."""
+        return self.likelihood.variational_expectations(X, f_mean, f_var, Y)  # [B]
+
+    @check_shapes(
+        "Xnew: [N, D]",
         "return[0]: [N, P]",
         "return[1]: [N, P] if not full_cov",
         "return[1]: [P, N, N] if full_cov",
@@ -181,12 +196,17 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
     def predict_f(
         self, Xnew: Any, full_cov: bool = False, full_output_cov: bool = False
     ) -> MeanAndVariance:
-        """Mean K_xz μ [N, P] and variance k_xx − K_xz(K+Σ_p)⁻¹K_zx ([N, P], or [P, N, N])."""
+        """q(f) of the P latent GPs at Xnew [N, D] (dense or sparse): mean K_xz μ [N, P] and variance
+        k_xx − K_xz(K+Σ_p)⁻¹K_zx ([N, P], floored at 0 against round-off; or [P, N, N] with ``full_cov``)."""
         if full_output_cov:
-            raise NotImplementedError("PreconditionedSVGP has independent latent GPs: full_output_cov=False only")
+            raise NotImplementedError(
+                f"{type(self).__name__} has independent latent GPs: full_output_cov=False only"
+            )
         Xnew = self._as_inputs(Xnew, "Xnew")
         Kmm, Kmn, Knn = inducing_covariances(self.inducing_variable, self.kernel, Xnew, full_cov=full_cov)
         mean, var = preconditioned_conditional(Kmn, Kmm, Knn, self.q.q_mu, self.q.q_sigma, full_cov=full_cov)
+        if not full_cov:
+            var = tf.maximum(var, 0.0)  # [N, P]
         return self._add_mean_function(Xnew, mean), var
 
     def _add_mean_function(self, X: Any, mean: tf.Tensor) -> tf.Tensor:

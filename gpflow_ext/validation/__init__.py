@@ -29,6 +29,7 @@ from .arrays import (
 )
 from .hook import check_regression_data, check_training_data, inducing_input_dim
 from .labels import check_class_labels, check_multilabel_labels, check_observations, check_row_index
+from .labels import check_multilabel_data, labels_to_csr
 
 __all__ = [
     "check_data",
@@ -41,6 +42,8 @@ __all__ = [
     "check_network_inputs",
     "check_class_labels",
     "check_multilabel_labels",
+    "check_multilabel_data",
+    "labels_to_csr",
     "check_observations",
     "check_row_index",
     "check_data_tuple",

@@ -4,10 +4,12 @@ from typing import Any, Optional, Tuple, Union
 import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
+from check_shapes import check_shapes
+
+from .arrays import _as_numpy, check_input_matrix
 
 Array = Union[np.ndarray, sp.csr_matrix]
 
-from .arrays import _as_numpy
 
 def check_class_labels(
     Y: Any, num_classes: Optional[int], name: str = "Y", num_rows: Optional[int] = None
@@ -195,3 +197,44 @@ def check_row_index(rows: Any, num_data: int, name: str = "row_index", num_rows:
             f"got {rows[position]} at position {position}"
         )
     return rows.astype(np.int64)
+
+
+def labels_to_csr(Y: Any, num_labels: Optional[int] = None, num_rows: Optional[int] = None) -> sp.csr_matrix:
+    """Labels as a 0/1 CSR matrix ``[N, K]`` from a sparse/dense 0/1 matrix or a list of label-id lists
+    (:func:`check_multilabel_labels` with ``name="Y"``).
+
+    :raises ValueError: label index < 0 or >= ``num_labels``, values other than 0/1, NaN, wrong
+        number of rows.
+    """
+    return check_multilabel_labels(Y, num_labels=num_labels, num_rows=num_rows, name="Y")
+
+
+@check_shapes(
+    "X: [N, D]",
+    "return[0]: [N, D]",
+    "return[1]: [N, K]",
+)
+def check_multilabel_data(
+    X: Any,
+    Y: Any,
+    num_labels: Optional[int] = None,
+    input_dim: Optional[int] = None,
+    names: Tuple[str, str] = ("X", "Y"),
+) -> Tuple[Array, sp.csr_matrix]:
+    """Validate and normalise multi-label data ``(X, Y)``: X dense array or CSR ``[N, D]`` (finite, non-empty,
+    ``D == input_dim``; returned as float64), Y 0/1 CSR ``[N, K]`` (label ids < ``num_labels``; from a
+    matrix or lists of label ids, which is why only X's shape is declared). ``names`` name the two
+    arrays in the messages.
+
+    :raises TypeError: X is a TensorFlow tensor.
+    :raises ValueError: as :func:`~gpflow_ext.validation.check_input_matrix` and :func:`check_multilabel_labels`.
+    """
+    if isinstance(X, (tf.Tensor, tf.SparseTensor)):
+        raise TypeError(f"{names[0]} must be a numpy array or scipy.sparse matrix (convert tensors with .numpy())")
+    X = check_input_matrix(X, names[0], input_dim=input_dim, allow_sparse=True, integer="cast")
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+    else:
+        X = X.astype(np.float64, copy=False)
+    Y = check_multilabel_labels(Y, num_labels=num_labels, num_rows=X.shape[0], name=names[1])
+    return X, Y
