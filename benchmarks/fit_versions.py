@@ -72,13 +72,12 @@ def svgp_digits(seed: int = 0):
 
 def mlgpf_bibtex(data_dir: str, seed: int = 0):
     from gpflow_ext.data import load_bibtex
-    from gpflow_ext.models import MLGPF
+    from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
 
     train, _ = load_bibtex(data_dir, download=False)
 
     def build():
-        return MLGPF.from_method("s-linear", train.X, train.Y, num_inducing=500, num_latent_gps=30, rank=1000,
-                                 seed=seed)
+        return build_mlgpf(paper_config("s-linear", "bibtex", seed=seed), train.X, train.Y)
 
     model = build()
     data = model.prepare_data(train.X, train.Y)

@@ -96,13 +96,12 @@ def main(argv=None):
     import gpflow
     import tensorflow as tf
 
-    from experiments.mlgpf_xmc import DATASET_SETTINGS, load_dataset
     from gpflow_ext.covariances.subspace import to_input_tensor
-    from gpflow_ext.models import MLGPF
+    from gpflow_ext.recipes.mlgpf import DATASET_SETTINGS, build_mlgpf, load_xmc, paper_config
 
     settings = DATASET_SETTINGS["bibtex"]
     P, M, R, B = settings["num_latent_gps"], settings["num_inducing"], settings["rank"], settings["batch_size"]
-    X_train, Y_train, _, _ = load_dataset(args.data_dir, "bibtex")
+    (X_train, Y_train), _ = load_xmc("bibtex", args.data_dir)
     N, D = X_train.shape
     K = Y_train.shape[1]
     steps_per_epoch = math.ceil(N / B)
@@ -113,7 +112,7 @@ def main(argv=None):
     contenders = {}
     flops = {}
     for method in ("s-linear", "linear"):
-        model = MLGPF.from_method(method, X_train, Y_train, num_inducing=M, num_latent_gps=P, rank=R)
+        model = build_mlgpf(paper_config(method, "bibtex"), X_train, Y_train)
         contenders[f"MLGPF {method} (float64)"] = compiled_step(model, (to_input_tensor(X_b), to_input_tensor(Y_b)))
         flops[f"MLGPF {method} (float64)"] = 3 * mlgpf_forward_flops(B, nnz_per_row, M, R, P, K, D, method == "s-linear")
     if not args.no_slfm:
@@ -123,7 +122,7 @@ def main(argv=None):
         contenders["stock GPflow SLFM (float64)"] = compiled_step(slfm, data)
     if args.float32:
         gpflow.config.set_default_float(np.float32)
-        model32 = MLGPF.from_method("s-linear", X_train, Y_train, num_inducing=M, num_latent_gps=P, rank=R)
+        model32 = build_mlgpf(paper_config("s-linear", "bibtex"), X_train, Y_train)
         contenders["MLGPF s-linear (float32)"] = compiled_step(
             model32, (to_input_tensor(X_b, tf.float32), to_input_tensor(Y_b, tf.float32))
         )

@@ -8,31 +8,27 @@ Classification Repository text format to a temporary folder; napkinXC and omikuj
 subprocess under the *peers* interpreter (numpy 2; ``$GPFLOW_EXT_PEERS_PYTHON``, default
 ``/work/peers/bin/python``; create one with ``python -m venv peers && peers/bin/pip install -r
 benchmarks/requirements-peers.txt``), which runs ``experiments/xmc_peer_worker.py``. The
-scikit-learn one-vs-rest logistic regression runs in this process. Every method is scored by
+scikit-learn one-vs-rest logistic regression
+(``gpflow_ext.recipes.xmc_baselines``) runs in this process. Every method is scored by
 ``gpflow_ext.metrics`` (P@1/3/5, nDCG@1/3/5) and printed beside the paper's MLGPF numbers
 (Tables 2, 3).
 """
-if not __package__:  # `python -m experiments.xmc_baselines`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import numpy as np
+import scipy.sparse as sp
 
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any, Dict, List, Optional  # noqa: E402
-
-import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
-
-from experiments.common import base_parser, print_table, write_results  # noqa: E402
-from experiments.mlgpf_xmc import DATASET_SETTINGS, load_dataset  # noqa: E402
-from experiments.paper_values import MLGPF as PAPER  # noqa: E402
+from experiments.common import base_parser, print_table, write_results
+from experiments.paper_values import MLGPF as PAPER
+from gpflow_ext.metrics import ranking_metrics
+from gpflow_ext.recipes.mlgpf import DATASET_SETTINGS, load_xmc
+from gpflow_ext.recipes.xmc_baselines import one_vs_rest_logistic
 
 PEER_METHODS = ("napkinxc", "omikuji")
 #: ``--smoke``: rows kept per split
@@ -56,8 +52,6 @@ def peers_python() -> Optional[str]:
 
 
 def scores_from_top(top: np.ndarray, Y_test: sp.csr_matrix, ks=(1, 3, 5)) -> Dict[str, float]:
-    from gpflow_ext.models.mlgpf import ranking_metrics
-
     top = np.where(top < 0, 0, top)  # padding (fewer than k predictions) can never be a hit twice
     return ranking_metrics(top, Y_test, ks)
 
@@ -92,27 +86,6 @@ def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: i
     return results
 
 
-def run_one_vs_rest(X_train, Y_train, X_test, Y_test, C: float = 10.0, seed: int = 0) -> Dict[str, Any]:
-    """scikit-learn one-vs-rest L2 logistic regression (liblinear), labels ranked by decision value."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.multiclass import OneVsRestClassifier
-
-    start = time.perf_counter()
-    present = np.flatnonzero(np.asarray(Y_train.sum(axis=0)).ravel() > 0)  # a label never seen can't be fit
-    model = OneVsRestClassifier(LogisticRegression(C=C, solver="liblinear", random_state=seed), n_jobs=1)
-    model.fit(X_train, Y_train[:, present].toarray() if Y_train.shape[1] <= 5000 else Y_train[:, present])
-    fit_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    top = []
-    for begin in range(0, X_test.shape[0], 2000):
-        decision = model.decision_function(X_test[begin : begin + 2000])  # [b, K_present]
-        best = np.argsort(-decision, axis=1)[:, :5]
-        top.append(present[best])
-    predict_seconds = time.perf_counter() - start
-    return {"method": f"sklearn-ovr-logreg(C={C:g})", "fit_seconds": fit_seconds,
-            "predict_seconds": predict_seconds, **scores_from_top(np.concatenate(top), Y_test)}
-
-
 def main(argv=None) -> Dict[str, Any]:
     parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False,
                          smoke=f"the first {SMOKE_ROWS} rows of each split")
@@ -124,13 +97,13 @@ def main(argv=None) -> Dict[str, Any]:
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
-    X_train, Y_train, X_test, Y_test = load_dataset(args.data_dir, args.dataset, SMOKE_ROWS if args.smoke else None)
+    (X_train, Y_train), (X_test, Y_test) = load_xmc(args.dataset, args.data_dir, SMOKE_ROWS if args.smoke else None)
     rows = []
     peers = [m for m in args.methods if m in PEER_METHODS]
     if peers:
         rows += run_peers(X_train, Y_train, X_test, Y_test, peers, args.threads, args.seed)
     if "ovr" in args.methods:
-        rows.append(run_one_vs_rest(X_train, Y_train, X_test, Y_test, C=args.C, seed=args.seed))
+        rows.append(one_vs_rest_logistic((X_train, Y_train), (X_test, Y_test), C=args.C, seed=args.seed))
     paper = PAPER["table2"].get(args.dataset, {}).get("s-linear")
     table_rows = [dict(r) for r in rows]
     if paper:

@@ -11,7 +11,9 @@ import gpflow_ext
 from gpflow_ext.covariances.subspace import to_input_tensor
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 from gpflow_ext.models import MLGPF
-from gpflow_ext.models.mlgpf import METHODS, check_multilabel_data, parse_method, ranking_metrics
+from gpflow_ext.metrics import ranking_metrics
+from gpflow_ext.recipes.mlgpf import METHODS, build_mlgpf, paper_config, parse_method
+from gpflow_ext.validation import check_multilabel_data
 
 
 def _log_sigmoid(f):
@@ -129,8 +131,8 @@ def test_gradients_are_finite_for_every_variant(rng):
     Y = sp.random(40, 15, density=0.15, format="csr", random_state=4)
     Y.data[:] = 1.0
     for method in METHODS:
-        model = MLGPF.from_method(method, X, Y, num_inducing=6, num_latent_gps=3, rank=8,
-                                  num_negative_samples=5)
+        config = paper_config(method, num_inducing=6, num_latent_gps=3, rank=8, num_negative_samples=5)
+        model = build_mlgpf(config, X, Y)
         subspace, trainable, kernel_name = parse_method(method)
         data = tuple(to_input_tensor(a) for a in model.prepare_data(X, Y))
         with tf.GradientTape() as tape:
@@ -175,7 +177,7 @@ def test_training_with_fit_improves_ranking(rng):
     assert np.any(np.diff(X.indptr) == 0)  # some empty rows
     top = np.argsort(-(X @ rng.normal(size=(50, 4)) @ rng.normal(size=(4, 20))), axis=1)[:, :2]
     Y = sp.csr_matrix((np.ones(600), (np.repeat(np.arange(300), 2), top.ravel())), shape=(300, 20))
-    model = MLGPF.from_method("s-linear", X[:200], Y[:200], num_inducing=30, num_latent_gps=4, rank=30)
+    model = build_mlgpf(paper_config("s-linear", num_inducing=30, num_latent_gps=4, rank=30), X[:200], Y[:200])
     before = model.evaluate(X[200:], Y[200:])["P@1"]
     history = fit(model, model.prepare_data(X[:200], Y[:200]), epochs=20, batch_size=100,
                   learning_rate=0.05, progress=False)
@@ -238,7 +240,7 @@ def test_bad_inputs_raise_clear_errors(rng):
     with pytest.raises(ValueError, match="NaN"):  # elbo called eagerly on numpy data checks too
         model.elbo((np.full_like(X, np.nan), Y))
     with pytest.raises(ValueError, match="method must be one of"):
-        MLGPF.from_method("s-rbf", X, Y)
+        paper_config("s-rbf")
     with pytest.raises(ValueError, match="num_negative_samples"):
         MLGPF(gpflow.kernels.Linear(), SubspaceInducingPoints(basis, A), 6, 2, num_data=9, num_negative_samples=0)
     with pytest.raises(ValueError, match="num_data"):

@@ -23,7 +23,8 @@ from gpflow.keras import tf_keras
 import gpflow_ext
 from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
-from gpflow_ext.models import GPLVF, MLGPF, SVDKL, PreconditionedSVGP
+from gpflow_ext.models import GPLVF, SVDKL, PreconditionedSVGP
+from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
 from gpflow_ext.serving import export, serving_functions, serving_module
 from gpflow_ext.training import fit
 
@@ -57,7 +58,7 @@ def _build_mlgpf():
     X = _sparse_inputs(rows=50, cols=40)
     Y = sp.random(50, 9, density=0.2, format="csr", random_state=1)
     Y.data[:] = 1.0
-    model = MLGPF.from_method("s-linear", X, Y, num_inducing=6, num_latent_gps=3, rank=8)
+    model = build_mlgpf(paper_config("s-linear", num_inducing=6, num_latent_gps=3, rank=8), X, Y)
     return model, model.prepare_data(X, Y), X[:7]
 
 
@@ -365,7 +366,7 @@ def _variant(kind):
         X = _sparse_inputs(rows=50, cols=40)
         Y = sp.random(50, 9, density=0.2, format="csr", random_state=1)
         Y.data[:] = 1.0
-        model = MLGPF.from_method("linear", X, Y, num_inducing=6, num_latent_gps=3)
+        model = build_mlgpf(paper_config("linear", num_inducing=6, num_latent_gps=3), X, Y)
         return model, model.prepare_data(X, Y), lambda: {
             "predict_probabilities": ((X[:7].toarray(),), model.predict_probabilities(X[:7].toarray())),
             "predict_probabilities_sparse": ((X[:7],), model.predict_probabilities(X[:7])),

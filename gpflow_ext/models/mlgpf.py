@@ -38,14 +38,14 @@ from gpflow.inducing_variables import InducingVariables
 from .._deprecation import moved_names, renamed_method
 from ..covariances.subspace import to_input_tensor
 from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabelBernoulli
-from ..metrics import ranking_metrics
+from ..metrics import ranking_metrics as _ranking_metrics  # private: the public name moved (MOVED)
 from ..validation import (
     check_data_tuple,
-    check_multilabel_data,
     check_positive_int,
     check_training_data,
     inducing_input_dim,
 )
+from ..validation import check_multilabel_data as _check_multilabel_data  # private, as above
 from .preconditioned_svgp import PreconditionedSVGP
 
 __all__ = ["MLGPF"]
@@ -169,7 +169,7 @@ class MLGPF(PreconditionedSVGP):
         """Check ``(X, Y)`` against this model (D, K, NaN, 0/1 labels) and normalise them:
         X as float64 numpy or CSR, Y as 0/1 CSR (Y may also be lists of label ids, so only X's
         shape is declared). Pass the result to ``fit``/``elbo``."""
-        return check_multilabel_data(X, Y, num_labels=self.num_labels, input_dim=self.input_dim)
+        return _check_multilabel_data(X, Y, num_labels=self.num_labels, input_dim=self.input_dim)
 
     # -- predictions ---------------------------------------------------------------------
     predict_latent = renamed_method("predict_f")
@@ -203,7 +203,7 @@ class MLGPF(PreconditionedSVGP):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= self.num_labels:
             raise ValueError(f"k must be an integer in [1, num_labels={self.num_labels}], got {k!r}")
         batch_size = check_positive_int(batch_size, "batch_size")
-        X, _ = check_multilabel_data(Xnew, scipy.sparse.csr_matrix((_num_rows(Xnew), self.num_labels)),
+        X, _ = _check_multilabel_data(Xnew, scipy.sparse.csr_matrix((_num_rows(Xnew), self.num_labels)),
                                      self.num_labels, self.input_dim, names=("Xnew", "Y"))
         out = []
         for start in range(0, X.shape[0], batch_size):
@@ -226,7 +226,7 @@ class MLGPF(PreconditionedSVGP):
         labels [N, K] or lists of label ids, hence unchecked by shape)."""
         X, Y = self.prepare_data(X, Y)
         top = self.predict_top_k(X, k=max(ks), batch_size=batch_size)
-        return ranking_metrics(top, Y, ks)
+        return _ranking_metrics(top, Y, ks)
 
     # -- the bound -----------------------------------------------------------------------
     @check_shapes("return: []")
@@ -266,6 +266,6 @@ def _check_mlgpf_data(model: MLGPF, data: Any) -> Tuple[Any, ...]:
     with the inducing inputs' D; Y a 0/1 CSR matrix [N, K] (from a dense or sparse 0/1 matrix, or lists of
     label ids). Values other than 0/1 (e.g. 0.5) are refused, never read as positives."""
     X, Y = check_data_tuple(data, ("X", "Y"), type(model).__name__)
-    return check_multilabel_data(
+    return _check_multilabel_data(
         X, Y, num_labels=model.num_labels, input_dim=model.input_dim, names=("data[0] (X)", "data[1] (Y)")
     )

@@ -4,3 +4,4 @@ A recipe builds models from ``gpflow_ext.models`` and trains them with ``gpflow_
 the experiment scripts are thin command lines over these functions.
 """
 from . import mlgpf
+from . import xmc_baselines
