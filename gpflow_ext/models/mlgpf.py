@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse
 import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
-from gpflow.base import MeanAndVariance, RegressionData, TensorType
+from gpflow.base import RegressionData, TensorType
 from gpflow.inducing_variables import InducingVariables
 
 from .._deprecation import moved_names, renamed_method
