@@ -69,8 +69,8 @@ def test_gathered_utility_moments_equal_brute_force(rng):
 
 def test_check_shapes_guard_public_functions_and_methods():
     model, X, Y = _small_model()
-    with pytest.raises(ShapeMismatchError):
-        model.predict_utilities(np.ones(30))  # not [N, D]
+    with pytest.raises(ValueError, match="Xnew.*2-D"):  # inputs: a ValueError naming the argument
+        model.predict_utilities(np.ones(30))
     with pytest.raises(ShapeMismatchError):
         gpflow_ext.metrics.ranking_metrics(np.zeros((3, 5), dtype=np.int64), Y)  # 3 rows of ranks, 40 of labels
     with pytest.raises(ShapeMismatchError):

@@ -161,21 +161,20 @@ class MLGPF(PreconditionedSVGP):
 
     # -- data ----------------------------------------------------------------------------
     @check_shapes(
-        "X: [N, D]",
         "return[0]: [N, D]",
         "return[1]: [N, K]",
     )
     def prepare_data(self, X: Any, Y: Any) -> Tuple[Any, scipy.sparse.csr_matrix]:
         """Check ``(X, Y)`` against this model (D, K, NaN, 0/1 labels) and normalise them:
-        X as float64 numpy or CSR, Y as 0/1 CSR (Y may also be lists of label ids, so only X's
-        shape is declared). Pass the result to ``fit``/``elbo``."""
+        X as float64 numpy or CSR [N, D], Y as 0/1 CSR [N, K]. The arguments' shapes are not declared:
+        they are what is being checked (Y may be lists of label ids), with ValueErrors that name them.
+        Pass the result to ``fit``/``elbo``."""
         return _check_multilabel_data(X, Y, num_labels=self.num_labels, input_dim=self.input_dim)
 
     # -- predictions ---------------------------------------------------------------------
     predict_latent = renamed_method("predict_f")
 
-    @check_shapes(
-        "Xnew: [N, D]",
+    @check_shapes(  # Xnew [N, D], dense or sparse: checked by _as_inputs, as in predict_f
         "return: [N, K]",
     )
     def predict_utilities(self, Xnew: Any) -> tf.Tensor:
@@ -184,7 +183,6 @@ class MLGPF(PreconditionedSVGP):
         return self.likelihood.mean_utilities(mean)  # [N, K]
 
     @check_shapes(
-        "Xnew: [N, D]",
         "return: [N, K]",
     )
     def predict_probabilities(self, Xnew: Any) -> tf.Tensor:
@@ -193,7 +191,6 @@ class MLGPF(PreconditionedSVGP):
         return mean
 
     @check_shapes(
-        "Xnew: [N, D]",
         "return: [N, k]",
     )
     def predict_top_k(self, Xnew: Any, k: int = 5, batch_size: int = 1000) -> np.ndarray:
@@ -218,12 +215,10 @@ class MLGPF(PreconditionedSVGP):
     def _scores(self, X: Any) -> tf.Tensor:
         return self._scores_compiled(to_input_tensor(X, gpflow.default_float()))
 
-    @check_shapes(
-        "X: [N, D]",
-    )
     def evaluate(self, X: Any, Y: Any, ks: Sequence[int] = (1, 3, 5), batch_size: int = 1000) -> dict:
-        """P@k and nDCG@k (in %, as the paper reports) of the mean-utility ranking on (X, Y) (Y: 0/1
-        labels [N, K] or lists of label ids, hence unchecked by shape)."""
+        """P@k and nDCG@k (in %, as the paper reports) of the mean-utility ranking on X [N, D] and Y [N, K]
+        (0/1 labels or lists of label ids). No ``check_shapes``: the result is a dict and the arguments are
+        checked by :meth:`prepare_data`, with messages that name them."""
         X, Y = self.prepare_data(X, Y)
         top = self.predict_top_k(X, k=max(ks), batch_size=batch_size)
         return _ranking_metrics(top, Y, ks)

@@ -187,8 +187,7 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         """Σ over outputs of E_{q(f_i)}[log p(y_i | f_i)] per row: the likelihood's ``variational_expectations``."""
         return self.likelihood.variational_expectations(X, f_mean, f_var, Y)  # [B]
 
-    @check_shapes(
-        "Xnew: [N, D]",
+    @check_shapes(  # Xnew: checked by _as_inputs (dense or sparse [N, D]; a ValueError naming it)
         "return[0]: [N, P]",
         "return[1]: [N, P] if not full_cov",
         "return[1]: [P, N, N] if full_cov",

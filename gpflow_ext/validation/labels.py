@@ -210,7 +210,6 @@ def labels_to_csr(Y: Any, num_labels: Optional[int] = None, num_rows: Optional[i
 
 
 @check_shapes(
-    "X: [N, D]",
     "return[0]: [N, D]",
     "return[1]: [N, K]",
 )
