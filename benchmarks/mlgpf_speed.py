@@ -18,20 +18,14 @@ FLOPs are counted from its matrix operations (forward; the backward pass is coun
 the forward, the usual estimate) and divided by the step time to give the achieved GFLOP/s,
 printed beside the matmul rate. The paper's Table 5 gives 0.94 min/epoch for s-LINEAR on Bibtex.
 """
-if not __package__:  # `python -m benchmarks.mlgpf_speed`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import math
+import time
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import numpy as np
 
-import math  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from experiments.common import base_parser  # noqa: E402
+from experiments.common import base_parser
 
 
 def matmul_gflops(dtype, n: int = 2000, repeats: int = 5) -> float:

@@ -120,7 +120,7 @@ def test_base_parser_shows_defaults_and_adds_only_the_requested_flags():
 def test_a_script_runs_as_a_file_too():
     """``python experiments/NAME.py`` (the guarded fallback) besides ``python -m experiments.NAME``."""
     completed = subprocess.run(
-        [sys.executable, str(REPO / "experiments" / "xmc_baselines.py"), "--help"],
+        [sys.executable, str(REPO / "experiments" / "tour.py"), "--help"],
         cwd=REPO.parent, env=_environment(), capture_output=True, text=True, timeout=300,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
