@@ -191,3 +191,12 @@ def test_load_xmc_reads_every_published_name(dataset_path, data_dir, tmp_path):
     assert X.shape == (50, 1836) and Y.shape == (50, 159) and X_test.shape[0] == 50
     with pytest.raises(FileNotFoundError, match="EUR-Lex"):
         recipe.load_xmc("eurlex", tmp_path)
+
+
+@pytest.mark.parametrize("module_name", ["gpflow_ext.models.mlgpf", "gpflow_ext.recipes.mlgpf"])
+def test_docstring_examples_run(module_name):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

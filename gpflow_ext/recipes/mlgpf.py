@@ -41,6 +41,7 @@ from ..covariances.subspace import to_input_tensor
 from ..inducing_variables import SubspaceInducingPoints
 from ..models import MLGPF
 from ..models import mlgpf as _mlgpf_module
+from ..training import TensorBoard, fit
 from ..validation import check_choice, check_multilabel_data, check_positive_int
 
 __all__ = [
@@ -125,7 +126,7 @@ class MLGPFConfig:
         prefix = ("s" if self.subspace else "") + ("" if self.train_inducing else "f")
         return f"{prefix}-{self.kernel}" if prefix else self.kernel
 
-    def settings(self) -> Dict[str, Any]:
+    def as_dict(self) -> Dict[str, Any]:
         """The JSON-ready fields (all but ``input_transform``, which is given by name)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "input_transform"}
         transform = self.input_transform
@@ -264,8 +265,6 @@ def run_mlgpf(
     (TensorBoard under ``logdir``: the bound per step, test P@k every ``eval_every`` epochs) and score
     ``test``. Returns test P@1/3/5 and nDCG@1/3/5 (%), ``seconds_per_epoch`` (median), ``final_bound``
     (eq. 20 on the whole training set), the bound and test P@k per epoch, and the config."""
-    from ..training import TensorBoard, fit
-
     precision = dataclasses.replace(gpflow.config.config(), float=np.float32 if config.float32 else np.float64)
     (X_train, Y_train), (X_test, Y_test) = train, test
     if config.input_transform is not None:
@@ -291,7 +290,7 @@ def run_mlgpf(
         bound = full_bound(model, X_train, Y_train, config.batch_size)
     return {
         "method": config.method,
-        "config": config.settings(),
+        "config": config.as_dict(),
         "settings": {k: getattr(config, k) for k in ("num_latent_gps", "num_inducing", "rank", "batch_size", "epochs")},
         "learning_rate": config.learning_rate,
         "num_negative_samples": config.num_negative_samples,
