@@ -32,7 +32,7 @@ from gpflow.models import BayesianModel, ExternalDataTrainingLossMixin
 from .._deprecation import moved_names
 from ..inducing_variables.grid import BoundedScaling
 from ..likelihoods.mixed_softmax import MixedSoftmax
-from ..metrics import classification_metrics
+from ..metrics import classification_metrics as _classification_metrics  # the module's old name is a shim
 from ..validation import (
     check_classifier_data,
     check_network_inputs,
@@ -40,7 +40,7 @@ from ..validation import (
     check_positive_number,
     check_positive_values,
     check_training_data,
-    validate_classification_data,
+    validate_classification_data as _validate_classification_data,
 )
 from ..validation.classifiers import layer_input_shape
 from ..variational.grid_priors import GridPrior
@@ -270,9 +270,9 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
     ) -> Dict[str, float]:
         """Accuracy and mean negative log predictive probability (NLP, Tables 5–6); ``seed`` as in
         :meth:`predict_proba`."""
-        X, Y = validate_classification_data(X, Y, self.num_classes, self.input_shape)
+        X, Y = _validate_classification_data(X, Y, self.num_classes, self.input_shape)
         P = self.predict_proba(X, num_samples=num_samples, batch_size=batch_size, seed=seed)
-        return classification_metrics(P, Y)
+        return _classification_metrics(P, Y)
 
     def deep_kernel(self, X1: Any, X2: Any = None) -> np.ndarray:
         """The learned deep kernel Σ_j k_j(h_j(x), h_j(x')) on scaled features (Figure 3).
