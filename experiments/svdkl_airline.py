@@ -130,7 +130,7 @@ def figures(figure_rows, majority, figure_dir, logdir):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from gpflow_ext.recipes.svdkl_figures import image_to_tensorboard
+    from experiments.svdkl_figures import image_to_tensorboard
 
     pngs = {}
     for tag, key, ylabel, models in (

@@ -27,7 +27,7 @@ from experiments.svdkl_common import (  # noqa: E402
     stage_seconds,
 )
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
-from gpflow_ext.recipes.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
+from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
 from gpflow_ext.recipes.svdkl_preprocessing import majority_rate, standardise  # noqa: E402
 

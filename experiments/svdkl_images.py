@@ -15,7 +15,7 @@ from experiments.common import arguments_record, base_parser, print_table, write
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import add_stage_arguments, result_rows, stage_options  # noqa: E402
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
-from gpflow_ext.recipes.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
+from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_lenet  # noqa: E402
 
 DATASETS = ("mnist", "mnist_binary")

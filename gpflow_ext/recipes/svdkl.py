@@ -11,7 +11,7 @@
   Connect-4, MNIST, airline, Diabetes), each a :class:`PaperSetting` (network + :class:`ThreeWayConfig`).
 
 Networks are in :mod:`gpflow_ext.recipes.svdkl_networks`, preprocessing in
-:mod:`~gpflow_ext.recipes.svdkl_preprocessing`, Figure 3 in :mod:`~gpflow_ext.recipes.svdkl_figures`.
+:mod:`~gpflow_ext.recipes.svdkl_preprocessing`; Figure 3 is drawn by the scripts (``experiments.svdkl_figures``).
 """
 import dataclasses
 import time

@@ -1,4 +1,5 @@
-"""Figure 3 of SV-DKL: the learned deep kernel on test points sorted by class, beside the mixing matrix A."""
+"""The SV-DKL scripts' figures (matplotlib): Figure 3, the learned deep kernel on test points sorted by class,
+beside the mixing matrix A, and PNGs into TensorBoard."""
 import io
 from pathlib import Path
 
