@@ -34,6 +34,7 @@ from gpflow.keras import tf_keras  # noqa: E402
 
 from experiments.common import base_parser, compiled_training_step  # noqa: E402
 from gpflow_ext.models import SVDKL  # noqa: E402
+from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid, ToeplitzGridPrior  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_PEERS = "/work/peers/bin/python"
@@ -107,15 +108,15 @@ def main(argv=None):
     results["network_s"] = median_step_seconds(net_step, args.repeats)
     print(f"plain network step (B={B}): {results['network_s'] * 1e3:.1f} ms")
 
-    variants = {  # results key: (label, SVDKL options)
-        "grid": ("SV-DKL grid, Toeplitz (Cholesky)", dict(inducing="grid")),
-        "circulant": ("SV-DKL grid, circulant (FFT)", dict(inducing="grid", grid_prior="circulant")),
-        "points": ("SVGP-style points", dict(inducing="points")),
+    variants = {  # results key: (label, the GP layer for m inducing values per dimension)
+        "grid": ("SV-DKL grid, Toeplitz (Cholesky)", lambda m: KISSGPGrid(m, prior=ToeplitzGridPrior())),
+        "circulant": ("SV-DKL grid, circulant (FFT)", lambda m: KISSGPGrid(m, prior=CirculantGridPrior())),
+        "points": ("SVGP-style points", lambda m: FreeInducingPoints(m)),
     }
-    for key, (label, options) in variants.items():
+    for key, (label, inducing) in variants.items():
         results[key] = {}
         for m in sizes:
-            model = SVDKL(build_network(d, c, hidden), c, num_data=100_000, grid_size=m, num_inducing=m, **options)
+            model = SVDKL(build_network(d, c, hidden), c, num_data=100_000, inducing=inducing(m))
             step = timed_step(model, (X, Y), model.trainable_variables)
             seconds = median_step_seconds(step, args.repeats)
             results[key][str(m)] = seconds

@@ -9,12 +9,6 @@ cross-validation inside adult.data instead (fold k: network and training seed ``
 same for every candidate, so candidates are compared fold by fold on the same pre-trained DNN);
 the line then holds every fold and the means.
 """
-if not __package__:  # `python -m experiments.svdkl_adult_schedule`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
-
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
 from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
 import json  # noqa: E402
@@ -23,7 +17,9 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from experiments.common import base_parser  # noqa: E402
-from experiments.svdkl_common import ADULT_HEAVY_TAILED, build_mlp, log1p_features, run_three_way, standardise  # noqa: E402
+from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
+from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
+from gpflow_ext.recipes.svdkl_preprocessing import ADULT_HEAVY_TAILED, log1p_features, standardise  # noqa: E402
 
 #: ``--smoke``: rows of adult.data kept
 SMOKE_ROWS = 300
@@ -46,7 +42,7 @@ CANDIDATES = [
     dict(network_epochs=6, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256,
          network_learning_rate=3e-4),
     dict(network_epochs=5, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256,
-         network_optimizer_name="sgd", network_learning_rate=1e-2, network_weight_decay=5e-3),
+         network_optimizer="sgd", network_learning_rate=1e-2, network_weight_decay=5e-3),
     dict(network_epochs=5, gp_epochs=5, joint_epochs=3, joint_learning_rate=1e-4, batch_size=256,
          network_lr_decay="cosine"),
     # the joint stage on large minibatches, as the paper does (Section 5)
@@ -121,9 +117,10 @@ def main(argv=None):
                 Xtr, Xva = standardise(*logged, indicators=indicators)
             else:
                 Xtr, Xva = standardise(X[tr], X[va], indicators=indicators)
+            config = ThreeWayConfig(batch_size=batch_size, seed=args.seed + fold, **options)
             model, out, seconds, _ = run_three_way(
                 build_mlp(Xtr.shape[1], 2, seed=args.seed + fold, dropout=dropout), 2, (Xtr, y[tr]), (Xva, y[va]),
-                batch_size=batch_size, progress=False, seed=args.seed + fold, **options,
+                config, progress=False,
             )
             many = model.evaluate(Xva, y[va], num_samples=MANY_PREDICT_SAMPLES)
             folds.append({"dnn": out["dnn"], "dnn_gp": out["dnn_gp"], "svdkl": out["svdkl"],

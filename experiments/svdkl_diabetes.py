@@ -1,6 +1,6 @@
 """SV-DKL on Diabetes 130-US (Table 2 / Table 5 row): DNN vs DNN+GP vs SV-DKL, 5-fold cross-validation.
 
-    python experiments/svdkl_diabetes.py --data-dir ../shared/data --float32 --target readmitted_30d \\
+    python -m experiments.svdkl_diabetes --data-dir ../shared/data --float32 --target readmitted_30d \\
         --output docs/svdkl/svdkl_diabetes_readmitted_30d.json --logdir runs/svdkl_diabetes_30d
 
 Data: ``gpflow_ext.data.load_diabetes`` (101,766 encounters, ICD-9 groups, rare categories merged:
@@ -12,12 +12,6 @@ can be on both sides) or ``--grouped`` (no patient in both). Features standardis
 training statistics, 0/1 indicator columns kept at 0/1. Network d-1000-1000-500-50-c as the paper.
 ``--figure-dir``: Figure 3 (the learned deep kernel on test points sorted by class, and A) of fold 1.
 """
-import sys
-from pathlib import Path
-
-if not __package__:  # `python experiments/NAME.py`: the repository root on the path (prefer `python -m`)
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
 import numpy as np  # noqa: E402
@@ -27,11 +21,15 @@ from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402
     add_stage_arguments,
     experiment_parser,
-    majority_rate,
     fmt,
     mean_sd,
+    stage_options,
     stage_seconds,
 )
+from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
+from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
+from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
+from gpflow_ext.recipes.svdkl_preprocessing import majority_rate, standardise  # noqa: E402
 
 MODELS = ("DNN", "DNN+GP", "SV-DKL")
 TARGETS = ("readmitted", "readmitted_30d")
@@ -67,7 +65,6 @@ def main(argv=None):
         import gpflow
 
         gpflow.config.set_default_float(np.float32)
-    from experiments.svdkl_common import build_mlp, run_three_way, stage_options, standardise
     from gpflow_ext.data import diabetes_folds, load_diabetes
 
     data = load_diabetes(args.data_dir, target=args.target)
@@ -87,10 +84,10 @@ def main(argv=None):
         ytr, yte = data.y[tr], data.y[te]
         network = build_mlp(Xtr.shape[1], C, hidden, seed=args.seed + k)
         logdir = None if args.logdir is None else args.logdir / f"fold{k}"
-        model, out, seconds, timing = run_three_way(
-            network, C, (Xtr, ytr), (Xte, yte), batch_size=args.batch_size, grid_size=args.grid_size,
-            logdir=logdir, seed=args.seed + k, **stage_options(args, epochs),
-        )
+        config = ThreeWayConfig(batch_size=args.batch_size, grid_size=args.grid_size, seed=args.seed + k,
+                                **stage_options(args, epochs))
+        model, out, seconds, timing = run_three_way(network, C, (Xtr, ytr), (Xte, yte), config, logdir=logdir,
+                                                    progress=not args.no_progress)
         per_epoch = {"DNN": timing.get("network"), "DNN+GP": timing.get("gp"), "SV-DKL": timing.get("joint")}
         fold = {"fold": k, "n_train": int(len(tr)), "n_test": int(len(te)), "majority_rate": majority_rate(ytr, yte),
                 "wall_seconds": seconds, "stage_seconds": stage_seconds(out), "models": {}}
@@ -99,7 +96,6 @@ def main(argv=None):
                                     "seconds_per_epoch": per_epoch[name]}
         per_fold.append(fold)
         if k == 0 and args.figure_dir is not None:  # Figure 3 (deep kernel by class, A) of the first fold
-            from experiments.svdkl_common import figure3, image_to_tensorboard
 
             name = f"svdkl_diabetes_{args.target}{'_grouped' if args.grouped else ''}_figure3.png"
             png = figure3(model, Xte, yte, args.figure_dir / name)

@@ -9,12 +9,6 @@ starting point, the joint stage runs ``--joint-epochs`` epochs for each joint le
 after every joint epoch. Pick the (learning rate, epochs) with the best validation accuracy
 and pass them to ``svdkl_images.py --joint-lr LR --joint-epochs E``.
 """
-if not __package__:  # `python -m experiments.svdkl_mnist_schedule`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
-
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
 from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
 import json  # noqa: E402
@@ -22,8 +16,10 @@ import json  # noqa: E402
 import numpy as np  # noqa: E402
 
 from experiments.common import base_parser, write_results  # noqa: E402
-from experiments.svdkl_common import add_network_arguments, build_lenet, network_options, run_three_way  # noqa: E402
+from experiments.svdkl_common import add_network_arguments, network_options  # noqa: E402
 from experiments.svdkl_images import load  # noqa: E402
+from gpflow_ext.recipes.svdkl import SVDKLSchedule, ThreeWayConfig, run_schedule, run_three_way  # noqa: E402
+from gpflow_ext.recipes.svdkl_networks import build_lenet  # noqa: E402
 
 
 #: ``--smoke``: training images kept (a random subset) and the validation size unless given
@@ -59,12 +55,11 @@ def main(argv=None):
     print(f"mnist: train {len(train)}, validation {len(valid)}")
 
     # pre-train the network and fit the GP layer once (no joint epochs)
-    model, out, seconds, timing = run_three_way(
-        build_lenet(C, seed=args.seed), C, train_data, valid_data,
-        network_epochs=args.network_epochs, gp_epochs=args.gp_epochs, joint_epochs=0,
-        **network_options(args),
-        batch_size=args.batch_size, grid_size=args.grid_size, seed=args.seed, progress=not args.no_progress,
-    )
+    config = ThreeWayConfig(network_epochs=args.network_epochs, gp_epochs=args.gp_epochs, joint_epochs=0,
+                            batch_size=args.batch_size, grid_size=args.grid_size, seed=args.seed,
+                            **network_options(args))
+    model, out, seconds, timing = run_three_way(build_lenet(C, seed=args.seed), C, train_data, valid_data, config,
+                                                progress=not args.no_progress)
     start = [v.numpy() for v in model.trainable_variables]
     results = {"network_epochs": args.network_epochs, "network_lr_decay": args.network_lr_decay,
                "network_optimizer": args.network_optimizer, "network_lr": args.network_lr,
@@ -74,15 +69,14 @@ def main(argv=None):
                "dnn_gp": out["dnn_gp"], "pretrain_seconds": seconds, "joint": []}
     print(json.dumps({"dnn": out["dnn"], "dnn_gp": out["dnn_gp"]}), flush=True)
 
-    from gpflow_ext.models import pretrain_and_fit
-
     for joint_batch_size, lr in [(b, lr) for b in joint_batch_sizes for lr in learning_rates]:
         for variable, value in zip(model.trainable_variables, start):
             variable.assign(value)
-        curve = pretrain_and_fit(
-            model, train_data, network_epochs=0, gp_epochs=0, joint_epochs=args.joint_epochs,
-            batch_size=args.batch_size, joint_batch_size=joint_batch_size, joint_learning_rate=lr, seed=args.seed,
-            progress=not args.no_progress,
+        schedule = SVDKLSchedule(network_epochs=0, gp_epochs=0, joint_epochs=args.joint_epochs,
+                                 batch_size=args.batch_size, joint_batch_size=joint_batch_size,
+                                 joint_learning_rate=lr, seed=args.seed)
+        curve = run_schedule(
+            model, train_data, schedule, progress=not args.no_progress,
             fit_kwargs={"callbacks": [lambda: model.evaluate(*valid_data)]},  # {"accuracy", "nlp"} per epoch
         )["joint_history"]
         per_epoch = [{"epoch": e, "accuracy": a, "nlp": n} for e, a, n in

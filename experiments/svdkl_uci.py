@@ -1,6 +1,6 @@
 """SV-DKL on the UCI tasks of Table 2 / Table 5: DNN vs DNN+GP vs SV-DKL in one run.
 
-    python experiments/svdkl_uci.py --data-dir ../shared/data --dataset adult --output results/svdkl_adult.json \\
+    python -m experiments.svdkl_uci --data-dir ../shared/data --dataset adult --output results/svdkl_adult.json \\
         --logdir runs/svdkl_adult
 
 Network d-1000-1000-500-50-c (ReLU), one GP per top feature on a 64-point KISS-GP grid, A = I
@@ -11,29 +11,17 @@ cross-validation instead; slow on a CPU). The Diabetes tasks run in ``experiment
 training statistics, all but the 0/1 indicator columns (``--indicators standardise``: those too).
 ``--epochs E`` sets E network epochs, max(1, E//2) GP epochs, E joint epochs.
 """
-import sys
-from pathlib import Path
-
-if not __package__:  # `python experiments/svdkl_uci.py`: the repository root on the path (prefer `python -m`)
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
 import numpy as np  # noqa: E402
 
 from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
-from experiments.svdkl_common import (  # noqa: E402
-    INDICATOR_SCALINGS,
-    add_stage_arguments,
-    build_mlp,
-    figure3,
-    image_to_tensorboard,
-    result_rows,
-    run_three_way,
-    stage_options,
-    standardise,
-)
+from experiments.svdkl_common import add_stage_arguments, result_rows, stage_options  # noqa: E402
+from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
+from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
+from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
+from gpflow_ext.recipes.svdkl_preprocessing import INDICATOR_SCALINGS, standardise  # noqa: E402
 
 DATASETS = ("adult", "connect4", "covtype")
 
@@ -103,11 +91,10 @@ def main(argv=None):
         print(f"{args.dataset}: {split}; train {train[0].shape}, test {test[0].shape}, {C} classes")
         network = build_mlp(train[0].shape[1], C, hidden, seed=args.seed + fold, dropout=args.dropout)
         logdir = None if args.logdir is None else args.logdir / f"fold{fold}"
-        model, out, seconds, timing = run_three_way(
-            network, C, train, test,
-            batch_size=args.batch_size, grid_size=args.grid_size, logdir=logdir, seed=args.seed,
-            **stage_options(args, epochs),
-        )
+        config = ThreeWayConfig(batch_size=args.batch_size, grid_size=args.grid_size, seed=args.seed,
+                                **stage_options(args, epochs))
+        model, out, seconds, timing = run_three_way(network, C, train, test, config, logdir=logdir,
+                                                    progress=not args.no_progress)
         rows = result_rows(args.dataset, out, PAPER["table2_accuracy"][args.dataset], PAPER["table5_nlp"][args.dataset])
         all_rows += rows
         folds.append({"split": split, "rows": rows, "seconds": seconds, "median_seconds_per_epoch": timing})

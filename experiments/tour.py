@@ -151,9 +151,9 @@ def mlgpf_multilabel(quick: bool = True, *, logdir: Optional[Path] = None, seed:
 def svdkl_digits(quick: bool = True, *, logdir: Optional[Path] = None, seed: int = 0,
                  epochs: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
     """DNN vs DNN+GP vs SV-DKL on scikit-learn's digits (accuracy)."""
-    from experiments.svdkl_images import tour
+    from gpflow_ext.recipes.svdkl import run_digits
 
-    return tour(quick, logdir=logdir, seed=seed, epochs=epochs, progress=progress)
+    return run_digits(quick, logdir=logdir, seed=seed, epochs=epochs, progress=progress)
 
 
 def gplvf_digits(quick: bool = True, *, logdir: Optional[Path] = None, seed: int = 0,

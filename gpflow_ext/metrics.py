@@ -22,7 +22,7 @@ from check_shapes import check_shapes
 from .validation import check_positive_int
 
 __all__ = ["top_k", "precision_at_k", "ndcg_at_k", "ranking_metrics", "accuracy", "mean_negative_log_predictive",
-           "gaussian_negative_log_predictive", "rmse"]
+           "gaussian_negative_log_predictive", "rmse", "classification_metrics"]
 
 ArrayLike = Union[np.ndarray, sp.spmatrix]
 _CHUNK_ELEMENTS = 1 << 24  # scores per chunk in top_k (128 MiB of float64)
@@ -259,3 +259,12 @@ def rmse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     if y_true.size == 0:
         raise ValueError("y_true is empty")
     return float(np.sqrt(np.mean((y_true - y_pred) ** 2)))
+
+
+def classification_metrics(P: np.ndarray, Y: np.ndarray) -> dict:
+    """Accuracy and mean negative log probability of the true class (``{"accuracy", "nlp"}``) for class
+    probabilities ``P`` [N, C] and class indices ``Y`` [N] or [N, 1]."""
+    P = np.asarray(P, dtype=np.float64)
+    Y = np.asarray(Y).reshape(-1).astype(np.int64)
+    p_true = np.clip(P[np.arange(len(Y)), Y], 1e-300, 1.0)
+    return {"accuracy": float(np.mean(P.argmax(axis=1) == Y)), "nlp": float(-np.mean(np.log(p_true)))}

@@ -39,7 +39,8 @@ import gpflow_ext
 from gpflow_ext.data import load_digits
 from gpflow_ext.inducing_variables import GridInducingPoints
 from gpflow_ext.inducing_variables.grid import interpolation_indices_and_weights, interpolate
-from gpflow_ext.models import SVDKL, pretrain_and_fit
+from gpflow_ext.models import SVDKL
+from gpflow_ext.recipes.svdkl import pretrain_and_fit
 
 QUICK = os.environ.get("GPFLOW_EXT_QUICK", "0") == "1"
 tf_keras.utils.set_random_seed(0)

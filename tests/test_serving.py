@@ -25,6 +25,7 @@ from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 from gpflow_ext.models import GPLVF, SVDKL, PreconditionedSVGP
 from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
+from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid
 from gpflow_ext.serving import export, serving_functions, serving_module
 from gpflow_ext.training import fit
 
@@ -358,8 +359,8 @@ def _variant(kind):
     """Variants beside the main builders: (model, data, {served function: (inputs, in-process outputs)})."""
     if kind.startswith("SVDKL"):
         model, data, X_new = _build_svdkl()
-        options = {"grid_prior": "circulant"} if kind == "SVDKL-circulant" else {"inducing": "points", "num_inducing": 6}
-        model = SVDKL(model.feature_extractor, num_classes=3, num_data=60, grid_size=8, **options)
+        inducing = KISSGPGrid(8, prior=CirculantGridPrior()) if kind == "SVDKL-circulant" else FreeInducingPoints(6)
+        model = SVDKL(model.feature_extractor, num_classes=3, num_data=60, inducing=inducing)
         # "points" draws per row, so the served batch must be the whole in-process batch
         return model, data, lambda: {"predict_proba": ((X_new,), model.predict_proba(X_new, num_samples=8, seed=3))}
     if kind == "MLGPF-free-Z":

@@ -13,7 +13,8 @@ MODELS = ["DNN", "DNN+GP", "SV-DKL"]
 
 def run_script(name, *args, timeout=120):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    done = subprocess.run([sys.executable, str(REPO / "experiments" / name), *args], cwd=REPO, env=env,
+    module = "experiments." + name.removesuffix(".py")
+    done = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout

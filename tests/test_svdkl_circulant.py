@@ -18,6 +18,7 @@ from gpflow_ext.covariances.grid import (
 )
 from gpflow_ext.inducing_variables import GridInducingPoints
 from gpflow_ext.models import SVDKL
+from gpflow_ext.variational import CirculantGridPrior, KISSGPGrid
 
 F64 = gpflow.default_float()
 
@@ -106,26 +107,27 @@ def _net(d_in=5, q=2, seed=0):
 @pytest.mark.parametrize("groups", [None, [[0, 1]]])
 def test_model_whitening_map_is_a_square_root_of_the_prior(groups):
     """u = (⊗ R_d) v: R Rᵀ = the periodised K_ZZ of every GP (1-D and 2-D Kronecker grids)."""
-    model = SVDKL(_net(), 3, num_data=10, grid_size=9, grid_prior="circulant", feature_groups=groups)
+    model = SVDKL(_net(), 3, num_data=10, inducing=KISSGPGrid(9, prior=CirculantGridPrior()), feature_groups=groups)
     model.kernel.kernels[0].lengthscales.assign([0.35] if groups is None else [0.35, 0.6])
-    n_total = int(np.prod(model.ring_sizes))
+    ring_sizes = model.gps.prior.latent_sizes(model.inducing_variable)
+    n_total = int(np.prod(ring_sizes))
     eye = tf.tile(tf.eye(n_total, dtype=F64)[None], [model.num_gps, 1, 1])
-    R = model.grid_values(eye).numpy()  # [J, m, n]
+    R = model.gps.grid_values(eye).numpy()  # [J, m, n]
     for j, kernel in enumerate(model.kernel.kernels):
-        K = periodised_grid_kuu(model.inducing_variable, kernel, model.ring_sizes, jitter=model.jitter).numpy()
+        K = periodised_grid_kuu(model.inducing_variable, kernel, ring_sizes, jitter=model.jitter).numpy()
         np.testing.assert_allclose(R[j] @ R[j].T, K, rtol=0, atol=1e-12)
 
 
 def test_model_samples_have_the_low_frequency_q_moments(rng):
     """Monte Carlo moments of u equal R_low μ and R_low S R_lowᵀ + R_high R_highᵀ."""
-    model = SVDKL(_net(q=1), 2, num_data=10, grid_size=8, grid_prior="circulant")
-    k = model.variational_sizes[0]
-    n = model.ring_sizes[0]
+    model = SVDKL(_net(q=1), 2, num_data=10, inducing=KISSGPGrid(8, prior=CirculantGridPrior()))
+    k = model.gps.prior.variational_sizes(model.inducing_variable)[0]
+    n = model.gps.prior.latent_sizes(model.inducing_variable)[0]
     assert (k, n) == (8, circulant_embedding_size(8))
     model.q.q_mu.assign(rng.normal(size=(1, k)))
     L = np.tril(rng.normal(size=(1, k, k)) * 0.3) + np.eye(k) * 0.5
     model.q.q_sqrt_factors[0].assign(L)
-    R = model.grid_values(tf.eye(n, dtype=F64)[None]).numpy()[0]  # [m, n]
+    R = model.gps.grid_values(tf.eye(n, dtype=F64)[None]).numpy()[0]  # [m, n]
     mean = R[:, :k] @ model.q.q_mu.numpy()[0]
     cov = R[:, :k] @ L[0] @ L[0].T @ R[:, :k].T + R[:, k:] @ R[:, k:].T
     tf.random.set_seed(3)
@@ -137,7 +139,7 @@ def test_model_samples_have_the_low_frequency_q_moments(rng):
 def test_circulant_model_trains_with_finite_gradients(rng):
     X = rng.normal(size=(60, 5))
     Y = (X[:, 0] > 0).astype(np.int64)
-    model = SVDKL(_net(), 2, num_data=60, grid_size=50, grid_prior="circulant", circulant_variational_size=20)
+    model = SVDKL(_net(), 2, num_data=60, inducing=KISSGPGrid(50, prior=CirculantGridPrior(variational_size=20)))
     model.q.q_mu.assign(rng.normal(size=model.q.q_mu.shape))
     data = (tf.constant(X), tf.constant(Y[:, None].astype(float)))
     with tf.GradientTape() as tape:
@@ -156,9 +158,18 @@ def test_circulant_model_trains_with_finite_gradients(rng):
 def test_circulant_bad_arguments():
     with pytest.raises(ValueError, match="grid_prior"):
         SVDKL(_net(), 2, num_data=10, grid_prior="fft")
+    with pytest.raises(TypeError, match="grid_prior must be a GridPrior"):
+        SVDKL(_net(), 2, num_data=10, grid_prior=3)
     with pytest.raises(ValueError, match="whiten=True"):
-        SVDKL(_net(), 2, num_data=10, grid_prior="circulant", whiten=False)
-    with pytest.raises(ValueError, match="inducing='grid'"):
-        SVDKL(_net(), 2, num_data=10, grid_prior="circulant", inducing="points")
+        SVDKL(_net(), 2, num_data=10, inducing=KISSGPGrid(8, prior=CirculantGridPrior()), whiten=False)
     with pytest.raises(ValueError, match="period_factor"):
-        SVDKL(_net(), 2, num_data=10, grid_prior="circulant", circulant_period_factor=1.0)
+        CirculantGridPrior(period_factor=1.0)
+    with pytest.raises(ValueError, match="variational_size must be >= 1"):
+        CirculantGridPrior(variational_size=0)
+    with pytest.warns(DeprecationWarning):
+        with pytest.raises(ValueError, match="whiten=True"):
+            SVDKL(_net(), 2, num_data=10, grid_prior="circulant", whiten=False)
+        with pytest.raises(ValueError, match="inducing='grid'"):
+            SVDKL(_net(), 2, num_data=10, grid_prior="circulant", inducing="points")
+        with pytest.raises(ValueError, match="period_factor"):
+            SVDKL(_net(), 2, num_data=10, grid_prior="circulant", circulant_period_factor=1.0)

@@ -8,8 +8,13 @@ from gpflow.keras import tf_keras
 from gpflow.kullback_leiblers import gauss_kl
 from gpflow_ext.inducing_variables.grid import interpolation_matrix
 from gpflow_ext.likelihoods import MixedSoftmax
-from gpflow_ext.models import SVDKL, pretrain_and_fit
+from gpflow_ext.models import SVDKL
+from gpflow_ext.recipes.svdkl import pretrain_and_fit
+from gpflow_ext.variational import FreeInducingPoints, KISSGPGrid
+from gpflow_ext.variational.grid_priors import toeplitz_prior_factors
 from gpflow_ext.variational.kronecker import dense_kron
+
+INDUCING = {"grid": lambda m: KISSGPGrid(m), "points": lambda m: FreeInducingPoints(m)}
 
 F64 = gpflow.default_float()
 
@@ -60,7 +65,8 @@ def test_latent_samples_match_dense_interpolated_moments(rng, whiten):
     H = model.features(tf.constant(X))
     tf.random.set_seed(1)
     F = model.latent_samples(H, 100_000).numpy()  # [T, B, J]
-    chols = [tf.linalg.cholesky(K) for K in model.prior_factors()] if whiten else None
+    factors = toeplitz_prior_factors(model.inducing_variable, model.kernel.kernels, model.jitter)
+    chols = [tf.linalg.cholesky(K) for K in factors] if whiten else None
     for j in range(3):
         W = tf.sparse.to_dense(interpolation_matrix(model.inducing_variable, H.numpy()[:, j : j + 1])).numpy()
         mu = model.q.q_mu.numpy()[j]
@@ -88,7 +94,7 @@ def test_model_kl_equals_dense_gauss_kl(rng):
 def test_minibatch_bound_is_unbiased(rng, inducing):
     """eq. 4 with T = 1 averaged over many draws == the many-sample estimate (within 4 s.e.)."""
     X, Y = _data(rng, n=30)
-    model = SVDKL(_net(), 3, num_data=300, grid_size=12, inducing=inducing, num_samples=1)
+    model = SVDKL(_net(), 3, num_data=300, inducing=INDUCING[inducing](12), num_samples=1)
     model.q_mu.assign(rng.normal(size=model.q_mu.shape)) if inducing == "points" else model.q.q_mu.assign(
         rng.normal(size=(3, 12))
     )
@@ -107,7 +113,7 @@ def test_minibatch_bound_is_unbiased(rng, inducing):
 @pytest.mark.parametrize("inducing", ["grid", "points"])
 def test_gradients_reach_every_parameter(rng, inducing):
     X, Y = _data(rng)
-    model = SVDKL(_net(), 3, num_data=40, grid_size=10, inducing=inducing)
+    model = SVDKL(_net(), 3, num_data=40, inducing=INDUCING[inducing](10))
     q_mu = model.q_mu if inducing == "points" else model.q.q_mu
     q_mu.assign(rng.normal(size=q_mu.shape))  # at q(u) = p(u) an SE GP's f ignores its input
     data = (tf.constant(X), tf.constant(Y[:, None].astype(float)))
@@ -149,7 +155,7 @@ def test_pretrain_and_fit_runs_three_stages_and_freezes_network_in_gp_stage(rng)
 def test_network_optimizer_drives_only_the_network_stage(rng):
     """One full-batch epoch of plain SGD moves the network weights by exactly -lr × the autodiff gradient
     of the softmax objective, and the GP and joint stages do not use that optimizer."""
-    from gpflow_ext.models.svdkl import SoftmaxNetwork
+    from gpflow_ext.models import SoftmaxNetwork
 
     X, Y = _data(rng, n=60)  # learning rate 0.125: exact in the optimizer's float32
     model = SVDKL(_net(), 3, num_data=60, grid_size=10)
@@ -264,23 +270,27 @@ def test_bad_input(rng):
 
 
 @pytest.mark.parametrize("whiten", [True, False])
-def test_points_option_matches_gpflow_conditional(rng, whiten):
-    from gpflow.conditionals import conditional
-
-    model = SVDKL(_net(), 3, num_data=10, num_inducing=7, inducing="points", whiten=whiten)
+def test_points_marginals_match_dense_svgp_formulas(rng, whiten):
+    """FreeInducingPoints' marginals (GPflow's conditional, the model's jitter) against the dense SVGP formulas."""
+    model = SVDKL(_net(), 3, num_data=10, inducing=FreeInducingPoints(7), whiten=whiten)
     model.q_mu.assign(rng.normal(size=(7, 3)))
-    model.jitter = gpflow.config.default_jitter()  # the jitter GPflow's conditional uses
+    model.gps.q_sqrt.assign(np.tril(rng.normal(size=(3, 7, 7))) * 0.3 + 0.5 * np.eye(7))
     H = model.features(tf.constant(_data(rng, n=9)[0]))
-    mean, var = model.points_conditional(H)
-    ref_mean, ref_var = conditional(
-        H, model.inducing_variable, model.kernel, model.q_mu, q_sqrt=model.q_sqrt, white=whiten
-    )
-    np.testing.assert_allclose(mean.numpy(), ref_mean.numpy(), atol=1e-10)
-    np.testing.assert_allclose(var.numpy(), ref_var.numpy(), atol=1e-8)
+    mean, var = model.gps.marginals(H)
+    Z = model.inducing_variable.inducing_variable.Z.numpy()
+    for j, k in enumerate(model.kernel.kernels):
+        Kzz = k(Z).numpy() + model.jitter * np.eye(7)  # __call__ applies the group's active_dims
+        Kzx, kxx = k(Z, H).numpy(), k(H, full_cov=False).numpy()
+        L, S_sqrt, mu = np.linalg.cholesky(Kzz), model.gps.q_sqrt.numpy()[j], model.q_mu.numpy()[:, j]
+        A = np.linalg.solve(L, Kzx) if whiten else np.linalg.solve(Kzz, Kzx)  # [M, B]
+        ref_mean = A.T @ mu
+        ref_var = kxx - np.sum(np.linalg.solve(L, Kzx) ** 2, 0) + np.sum((S_sqrt.T @ A) ** 2, 0)
+        np.testing.assert_allclose(mean.numpy()[:, j], ref_mean, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(var.numpy()[:, j], ref_var, rtol=1e-7, atol=1e-9)
 
 
 def test_softmax_network_predicts_the_eager_softmax_with_one_trace(rng):
-    from gpflow_ext.models.svdkl import SoftmaxNetwork
+    from gpflow_ext.models import SoftmaxNetwork
 
     X, _ = _data(rng, n=30)
     network = SoftmaxNetwork(_net(), head=tf_keras.layers.Dense(3, dtype=gpflow.default_float()))
@@ -295,7 +305,7 @@ def test_softmax_network_predicts_the_eager_softmax_with_one_trace(rng):
 
 def test_float32_keras_layers_in_a_float64_model_name_the_layers_dtype_argument(rng):
     """tf_keras layers default to float32: the error before training names the layers' dtype= argument."""
-    from gpflow_ext.models.svdkl import SoftmaxNetwork
+    from gpflow_ext.models import SoftmaxNetwork
     from gpflow_ext.training import fit
 
     float32_net = tf_keras.Sequential([tf_keras.Input((5,)), tf_keras.layers.Dense(3)])

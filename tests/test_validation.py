@@ -24,7 +24,8 @@ from gpflow_ext.likelihoods.mixed_softmax import MixedSoftmax
 from gpflow_ext.likelihoods.multilabel import MultiLabelBernoulli
 from gpflow_ext.models import GPLVF, MLGPF, SVDKL, PreconditionedSVGP
 from gpflow_ext.models.gplvf import make_kernel
-from gpflow_ext.models.svdkl import SoftmaxNetwork
+from gpflow_ext.models import SoftmaxNetwork
+from gpflow_ext.variational import FreeInducingPoints
 from gpflow_ext.training import fit
 from gpflow_ext.validation import (
     check_choice,
@@ -135,7 +136,7 @@ CONSTRUCTOR_CASES = [
      lambda p: SVDKL(_net(), C, num_data=N, inducing="grids")),
     ("svdkl-jitter", ValueError, r"jitter must be a positive finite number", lambda p: SVDKL(_net(), C, num_data=N, jitter=-1e-6)),
     ("svdkl-num_inducing", TypeError, r"num_inducing must be an integer",
-     lambda p: SVDKL(_net(), C, num_data=N, inducing="points", num_inducing=4.5)),
+     lambda p: SVDKL(_net(), C, num_data=N, inducing=FreeInducingPoints(num_inducing=4.5))),
     ("grid-float", TypeError, r"num_grid_points must be an integer >= 4, got 8\.5", lambda p: GridInducingPoints(8.5)),
     ("grid-entry-float", TypeError, r"num_grid_points\[1\] must be an integer", lambda p: GridInducingPoints([8, 8.5], input_dim=2)),
     ("grid-input_dim", TypeError, r"input_dim must be an integer", lambda p: GridInducingPoints(8, input_dim=1.5)),

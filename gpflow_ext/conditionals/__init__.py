@@ -3,3 +3,4 @@
 Importing a submodule registers it with GPflow's ``conditional`` dispatcher where it applies.
 """
 from . import multilabel
+from . import grid

@@ -2,6 +2,7 @@ from . import svdkl
 """Models built from gpflow_ext's pieces."""
 from .mlgpf import MLGPF
 from .preconditioned_svgp import PreconditionedSVGP
-from .svdkl import SVDKL, pretrain_and_fit
+from .softmax_network import SoftmaxNetwork
+from .svdkl import SVDKL
 """Models built from GPflow pieces."""
 from .gplvf import GPLVF

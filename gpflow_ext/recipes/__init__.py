@@ -5,3 +5,4 @@ the experiment scripts are thin command lines over these functions.
 """
 from . import mlgpf
 from . import xmc_baselines
+from . import svdkl

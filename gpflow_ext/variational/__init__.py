@@ -8,3 +8,5 @@ from .preconditioned import (
     preconditioned_mean_and_covariance,
 )
 from .kronecker import KroneckerGaussian
+from .grid_priors import CirculantGridPrior, GridPrior, ToeplitzGridPrior
+from .latent_gps import FreeInducingPoints, KISSGPGrid, LatentGPs

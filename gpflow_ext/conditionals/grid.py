@@ -1,0 +1,44 @@
+"""Grid-interpolation conditionals for KISS-GP inducing variables (SV-DKL eq. 2 with K̃ = 0, eq. 8).
+
+With local cubic interpolation on a :class:`~gpflow_ext.inducing_variables.GridInducingPoints` grid,
+f | u is deterministic: ``f(x) = W(x) u``, W the row-sparse interpolation matrix of
+:func:`~gpflow_ext.inducing_variables.grid.interpolation_indices_and_weights` (the one implementation of the
+interpolation). :func:`grid_conditional_samples` pushes samples of u for J GPs through their own W.
+"""
+import tensorflow as tf
+from check_shapes import check_shapes
+
+from ..inducing_variables.grid import GridInducingPoints, interpolation_indices_and_weights
+
+__all__ = ["grid_conditional_samples"]
+
+
+@check_shapes(
+    "Xnew: [B, J, D]",
+    "u: [J, M, T]",
+    "return: [T, B, J]",
+)
+def grid_conditional_samples(Xnew: tf.Tensor, grid: GridInducingPoints, u: tf.Tensor) -> tf.Tensor:
+    """Samples f_j^(t)(x_b) = W_j(x_b) u_j^(t) of J GPs on one grid (eq. 8).
+
+    :param Xnew: the inputs of each GP, ``[B, J, D]`` (GP j reads ``Xnew[:, j]``).
+    :param grid: the shared grid (m points).
+    :param u: T samples of the grid values of each GP, ``[J, m, T]``.
+    """
+    indices, weights = interpolation_indices_and_weights(grid, Xnew)  # [B, J, K]
+    return interpolate_samples(indices, weights, u)
+
+
+@check_shapes(
+    "indices: [B, J, K]",
+    "weights: [B, J, K]",
+    "u: [J, M, T]",
+    "return: [T, B, J]",
+)
+def interpolate_samples(indices: tf.Tensor, weights: tf.Tensor, u: tf.Tensor) -> tf.Tensor:
+    """``W_j u_j`` for J GPs given the rows of their interpolation matrices (``[B, J, K]`` each)."""
+    idx = tf.transpose(indices, [1, 0, 2])  # [J, B, K]
+    gathered = tf.gather(u, idx, axis=1, batch_dims=1)  # [J, B, K, T]
+    w = tf.transpose(weights, [1, 0, 2])[..., None]  # [J, B, K, 1]
+    f = tf.reduce_sum(w * gathered, axis=2)  # [J, B, T]
+    return tf.transpose(f, [2, 1, 0])  # [T, B, J]
