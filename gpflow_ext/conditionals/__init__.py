@@ -2,3 +2,4 @@
 
 Importing a submodule registers it with GPflow's ``conditional`` dispatcher where it applies.
 """
+from . import pairs

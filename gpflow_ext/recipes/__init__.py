@@ -3,3 +3,6 @@
 A recipe builds models from ``gpflow_ext.models`` and trains them with ``gpflow_ext.training.fit``;
 the experiment scripts are thin command lines over these functions.
 """
+from . import gplvf
+from . import gplvf_images
+from . import movielens

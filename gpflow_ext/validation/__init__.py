@@ -9,7 +9,8 @@ never has to read a TensorFlow traceback from inside a traced graph.
 * Arrays: :func:`check_data` (a tuple of arrays with equal first dimension), :func:`check_input_matrix`
   (inputs ``X [N, D]``), :func:`check_class_labels` (class indices), :func:`check_multilabel_labels`
   (0/1 label matrices), :func:`check_observations` (values with missing entries and masks),
-  :func:`check_row_index` (row indices of local parameters).
+  :func:`check_row_index` (row indices of local parameters), :func:`check_latents` (base Gaussians (μ, s)),
+  :func:`check_rows_with_missing_data` (GPLVF's (values, mask, row index)).
 * The data-check hook :func:`check_training_data` (``functools.singledispatch``): what a training loop
   calls on ``(model, data)`` before anything is traced. It returns the data as a tuple of numpy /
   ``scipy.sparse`` arrays, normalised the way the model's ``training_loss`` expects, or raises naming
@@ -29,6 +30,7 @@ from .arrays import (
 )
 from .hook import check_regression_data, check_training_data, inducing_input_dim
 from .labels import check_class_labels, check_multilabel_labels, check_observations, check_row_index
+from .latents import check_equal_variances, check_latents, check_rows_with_missing_data
 
 __all__ = [
     "check_data",
@@ -48,4 +50,7 @@ __all__ = [
     "check_regression_data",
     "inducing_input_dim",
     "check_training_data",
+    "check_latents",
+    "check_equal_variances",
+    "check_rows_with_missing_data",
 ]
