@@ -33,7 +33,8 @@ from gpflow.utilities import triangular
 
 from .._deprecation import _warn, moved_names, renamed_method
 from ..bijectors.planar import flow_forward_and_log_det
-from ..conditionals.pairs import PairVariance, as_pair_variance, conditional_at_pairs, mean_at_pairs, pair_variance_for
+from ..conditionals import pairs as pair_conditionals  # (this module's own conditional_at_pairs is a deprecated alias)
+from ..conditionals.pairs import PairVariance, as_pair_variance, mean_at_pairs, pair_variance_for
 from ..kullback_leiblers import LatentKL, as_latent_kl
 from ..latents import BaseCovariance, EncoderLatents, PerRowLatents, as_base_covariance, distinct_rows, draw_base_noise, pca_latents
 from ..likelihoods.masked import entrywise_predict_log_density
@@ -284,7 +285,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         x, kl_x = self.latent_samples_and_kl(x_mean, x_var, base_noise)  # [S, B, Q], [B]
         pairs = tf.where(tf.cast(mask, tf.bool))  # [P, 2] observed (row, output), int64
         row_index, output_index = pairs[:, 0], pairs[:, 1]  # [P] each
-        f_mean, f_var = conditional_at_pairs(
+        f_mean, f_var = pair_conditionals.conditional_at_pairs(
             x, row_index, output_index, self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt,
             white=self.whiten, variance_by=self.variance_by,
         )  # [S, P] each
