@@ -8,6 +8,7 @@ import tensorflow as tf
 from check_shapes import check_shapes
 
 __all__ = ["entrywise_variational_expectations", "entrywise_predict_log_density", "masked_variational_expectations",
+           "masked_predict_log_density",
            "masked_gaussian_expected_log_likelihood"]
 
 
@@ -51,6 +52,23 @@ def masked_variational_expectations(likelihood: gpflow.likelihoods.ScalarLikelih
     mask = tf.cast(mask, tf.bool)
     Y = tf.where(mask, Y, tf.zeros_like(Y))  # [..., D] values at missing entries never reach the maths
     per_entry = entrywise_variational_expectations(likelihood, X, f_mean, f_var, Y)  # [..., D]
+    return tf.reduce_sum(tf.where(mask, per_entry, tf.zeros_like(per_entry)), axis=-1)  # [...]
+
+
+@check_shapes(
+    "X: [broadcast batch..., Q]",
+    "Y: [broadcast batch..., D]",
+    "mask: [broadcast batch..., D]",
+    "f_mean: [batch..., D]",
+    "f_var: [batch..., D]",
+    "return: [batch...]",
+)
+def masked_predict_log_density(likelihood: gpflow.likelihoods.ScalarLikelihood, X, Y, mask, f_mean, f_var) -> tf.Tensor:
+    """Σ_{d observed} log ∫ p(y_d | f) N(f; μ_d, v_d) df (the log predictive density of the observed entries);
+    missing entries (mask False) contribute exactly zero, whatever ``Y`` holds there (NaN included)."""
+    mask = tf.cast(mask, tf.bool)
+    Y = tf.where(mask, Y, tf.zeros_like(Y))  # [..., D]
+    per_entry = entrywise_predict_log_density(likelihood, X, f_mean, f_var, Y)  # [..., D]
     return tf.reduce_sum(tf.where(mask, per_entry, tf.zeros_like(per_entry)), axis=-1)  # [...]
 
 

@@ -1,23 +1,19 @@
 """GPLVF: Bayesian GPLVM trained by stochastic variational inference with a flow q(X).
 
-Paper: "Gaussian process latent variable flows" (Sections 2-4, Appendix A).
-
-Model (Section 2): p(x_n) = N(0, I_Q); f_d ~ GP(m_d, k) with one kernel shared by the D outputs;
-y_nd ~ p(y | f_d(x_n)) (a Gaussian likelihood). Inducing variables u_d = f_d(Z) share Z ∈ R^{M×Q}.
-Variational family (eq. 2, 4): q(u_d) = N(m_d, S_d) kept explicit, and q(x_n) = a base Gaussian
-(:mod:`gpflow_ext.latents`) pushed through a flow whose parameters λ are shared by all rows.
-
-Bound (eq. 3, A.3 eq. 16-23), a sum over rows n so minibatches of rows give unbiased estimates:
+Paper: "Gaussian process latent variable flows" (Sections 2-4, Appendix A). p(x_n) = N(0, I_Q); f_d ~ GP(m_d, k)
+with one kernel shared by the D outputs, u_d = f_d(Z); y_nd ~ p(y | f_d(x_n)) (Gaussian). q(u_d) = N(m_d, S_d)
+explicit; q(x_n) = a base Gaussian (:mod:`gpflow_ext.latents`) pushed through a flow shared by all rows (eq. 2, 4).
+The bound (eq. 3, A.3 eq. 16-23) is a sum over rows, so minibatches of rows give unbiased estimates:
 
     L = Σ_n { Σ_{d ∈ o(n)} E_{q(x_n)} E_{q(f_d(x_n))} log p(y_nd | f_d(x_n)) - KL(q(x_n) ‖ p(x_n)) }
-        - Σ_d KL(q(u_d) ‖ p(u_d)).
+        - Σ_d KL(q(u_d) ‖ p(u_d)),
 
-q(f_d(x_n)) at the observed pairs comes from :func:`gpflow_ext.conditionals.pairs.conditional_at_pairs`, the
-inner expectation from the likelihood's ``variational_expectations`` (eq. 20-21), the outer one over x_n by
-reparameterised Monte Carlo, and KL(q(x_n) ‖ p(x_n)) from an estimator of :mod:`gpflow_ext.kullback_leiblers`.
-Missing entries are marginalised out (eq. 5): nothing is imputed. This module holds the parameters and the glue.
+with q(f) at the observed pairs from :mod:`gpflow_ext.conditionals.pairs`, the inner expectation from the
+likelihood's ``variational_expectations`` (eq. 20-21), x_n by reparameterised Monte Carlo, KL(q(x_n) ‖ p(x_n)) from
+an estimator of :mod:`gpflow_ext.kullback_leiblers`; missing entries are marginalised out (eq. 5). This module
+holds the parameters and the glue.
 """
-from typing import Callable, Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -32,12 +28,15 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from gpflow.utilities import triangular
 
 from .._deprecation import _warn, moved_names, renamed_method
+from ._gplvf_legacy import MOVED, LegacyPredictions, is_old_contract, legacy_factory
 from ..bijectors.planar import flow_forward_and_log_det
 from ..conditionals import pairs as pair_conditionals  # (this module's own conditional_at_pairs is a deprecated alias)
 from ..conditionals.pairs import PairVariance, as_pair_variance, mean_at_pairs, pair_variance_for
 from ..kullback_leiblers import LatentKL, as_latent_kl
-from ..latents import BaseCovariance, EncoderLatents, PerRowLatents, as_base_covariance, distinct_rows, draw_base_noise, pca_latents
-from ..likelihoods.masked import entrywise_predict_log_density
+from ..latents import (
+    BaseCovariance, EncoderLatents, PerRowLatents, as_base_covariance, distinct_rows, draw_base_noise, pca_latents,
+)
+from ..likelihoods.masked import masked_predict_log_density
 from ..validation import (
     check_latents, check_observations, check_positive_int, check_positive_values, check_rows_with_missing_data,
     check_training_data,
@@ -45,39 +44,10 @@ from ..validation import (
 
 __all__ = ["GPLVF"]
 
-#: Factories behind the deprecated constructor arguments ``kernel=<name>`` and ``encoder=True``. The paper's named
-#: kernels and encoder network are settings of ``gpflow_ext.recipes.gplvf``, which fills this table (and the moved
-#: names below) when ``gpflow_ext`` is imported, so that this module never imports the recipes.
-LEGACY_FACTORIES: Dict[str, Callable] = {}
-
-_MOVED = {
-    "validate_observations": "gpflow_ext.validation:check_observations",
-    "masked_gaussian_expected_log_likelihood": "gpflow_ext.likelihoods.masked:masked_gaussian_expected_log_likelihood",
-    "conditional_at_pairs": "gpflow_ext.conditionals.pairs:conditional_at_pairs",
-    "gaussian_kl_to_standard_normal": "gpflow_ext.kullback_leiblers:gaussian_kl_to_standard_normal",
-    "flow_kl_to_standard_normal": "gpflow_ext.kullback_leiblers:flow_kl_to_standard_normal",
-    "NewRowsLatents": "gpflow_ext.models.new_rows_latents:NewRowsLatents",
-    "BASE_COVARIANCES": "gpflow_ext.latents:BASE_COVARIANCE_NAMES",
-    "VARIANCE_BY": "gpflow_ext.conditionals.pairs:VARIANCE_BY_NAMES",
-    "KL_X_ESTIMATORS": "gpflow_ext.kullback_leiblers:KL_X_NAMES",
-    "DENSE_VARIANCE_MIN_OBSERVED_FRACTION": "gpflow_ext.conditionals.pairs:DENSE_VARIANCE_MIN_OBSERVED_FRACTION",
-}
-__getattr__ = moved_names(__name__, _MOVED)
+__getattr__ = moved_names(__name__, MOVED)  # the old names of this module
 
 
-def _legacy(argument: str, value, new: str):
-    _warn(f"GPLVF({argument}={value!r})", new, stacklevel=4)
-    if argument not in LEGACY_FACTORIES:
-        raise RuntimeError(f"import gpflow_ext (not only gpflow_ext.models) to use the deprecated {argument}={value!r}")
-    return LEGACY_FACTORIES[argument]
-
-
-def _is_array(value) -> bool:
-    """True for arrays/tensors (the old positional x_var of predict_y / predict_log_density), not for flags."""
-    return not isinstance(value, (bool, np.bool_)) and value is not None and np.ndim(value) >= 1
-
-
-class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
+class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
     """Bayesian GPLVM with a flow q(X), trained by SVI over minibatches of rows.
 
     ``GPLVF(Y, latent_dim=Q, num_inducing=M, flow=planar_flow(K, Q))``; ``Y`` [N, D] with NaN for missing
@@ -86,7 +56,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     batch_size=...)``: the data tuple is (values [N, D], mask [N, D], row index [N]).
 
     * ``encoder``: a tf_keras network [B, 2D] -> [B, 2Q] amortising q(x_n) (:class:`~gpflow_ext.latents.EncoderLatents`);
-      None: free per-row (μ_n, s_n) (:class:`~gpflow_ext.latents.PerRowLatents`), held in ``model.latents``.
+      None: free per-row (μ_n, s_n) (:class:`~gpflow_ext.latents.PerRowLatents`); either is ``model.latents``.
     * ``base_covariance``: :class:`~gpflow_ext.latents.Diagonal` (default) or :class:`~gpflow_ext.latents.Isotropic`.
     * ``kl_x``: a :class:`~gpflow_ext.kullback_leiblers.LatentKL` (None: closed form without a flow, the split Monte
       Carlo estimator with one).
@@ -94,26 +64,13 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     """
 
     def __init__(
-        self,
-        data,
-        latent_dim: int,
-        num_inducing: int,
-        flow: Optional[tfp.bijectors.Bijector] = None,
-        *,
-        mask=None,
+        self, data, latent_dim: int, num_inducing: int, flow: Optional[tfp.bijectors.Bijector] = None, *, mask=None,
         kernel: Optional[gpflow.kernels.Kernel] = None,
-        mean_function: Optional[gpflow.mean_functions.MeanFunction] = None,
-        noise_variance: Optional[float] = None,
-        num_samples: int = 1,
-        whiten: bool = True,
-        encoder: Optional[tf_keras.Model] = None,
-        X_mean: Optional[np.ndarray] = None,
-        X_var: Optional[np.ndarray] = None,
-        Z: Optional[np.ndarray] = None,
-        kl_x: Optional[LatentKL] = None,
-        base_covariance: Optional[BaseCovariance] = None,
-        variance_by: Optional[PairVariance] = None,
-        seed: int = 0,
+        mean_function: Optional[gpflow.mean_functions.MeanFunction] = None, noise_variance: Optional[float] = None,
+        num_samples: int = 1, whiten: bool = True, encoder: Optional[tf_keras.Model] = None,
+        X_mean: Optional[np.ndarray] = None, X_var: Optional[np.ndarray] = None, Z: Optional[np.ndarray] = None,
+        kl_x: Optional[LatentKL] = None, base_covariance: Optional[BaseCovariance] = None,
+        variance_by: Optional[PairVariance] = None, seed: int = 0,
     ):
         values, observed = check_observations(data, mask, name="data")
         base_covariance = as_base_covariance(base_covariance)
@@ -150,7 +107,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         if kernel is None:
             kernel = gpflow.kernels.SquaredExponential(lengthscales=np.ones(latent_dim))  # SE-ARD
         elif isinstance(kernel, str):
-            kernel = _legacy("kernel", kernel, "gpflow_ext.recipes.gplvf.make_kernel(name, Q, M)")(
+            kernel = legacy_factory("kernel", kernel, "gpflow_ext.recipes.gplvf.make_kernel(name, Q, M)")(
                 kernel, latent_dim, num_inducing
             )
         if not isinstance(kernel, gpflow.kernels.Kernel):
@@ -178,7 +135,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         # with the model, and no seed-at-trace ops (fit then traces the step once).
         self.noise_generator = tf.random.Generator.from_seed(seed)
         if encoder is True:
-            encoder = _legacy("encoder", True, "encoder=gpflow_ext.recipes.gplvf.build_encoder(D, Q)")(output_dim, latent_dim)
+            build = legacy_factory("encoder", True, "encoder=gpflow_ext.recipes.gplvf.build_encoder(D, Q)")
+            encoder = build(output_dim, latent_dim)
         if encoder is None or encoder is False:
             self.latents = PerRowLatents(X_mean, X_var, base_covariance)
         else:
@@ -189,19 +147,13 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     def encoder(self) -> Optional[tf_keras.Model]:
         return self.latents.network if isinstance(self.latents, EncoderLatents) else None
 
-    @property
-    def X_mean(self) -> Parameter:
-        """Per-row base means μ_n [N, Q] (``model.latents.X_mean``; none with an encoder)."""
+    def _per_row(self, name: str) -> Parameter:
         if not isinstance(self.latents, PerRowLatents):
-            raise AttributeError("this GPLVF amortises q(x_n) with an encoder: it has no per-row X_mean")
-        return self.latents.X_mean
+            raise AttributeError(f"this GPLVF amortises q(x_n) with an encoder: it has no per-row {name}")
+        return getattr(self.latents, name)
 
-    @property
-    def X_var(self) -> Parameter:
-        """Per-row base variances s_n [N, Q] or [N, 1] (``model.latents.X_var``; none with an encoder)."""
-        if not isinstance(self.latents, PerRowLatents):
-            raise AttributeError("this GPLVF amortises q(x_n) with an encoder: it has no per-row X_var")
-        return self.latents.X_var
+    X_mean = property(lambda self: self._per_row("X_mean"), doc="Per-row base means μ_n [N, Q] (``latents.X_mean``).")
+    X_var = property(lambda self: self._per_row("X_var"), doc="Per-row base variances s_n [N, Q] or [N, 1].")
 
     @property
     def base_covariance(self) -> BaseCovariance:
@@ -214,7 +166,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     def parameter_groups(self) -> Dict[str, List[tf.Variable]]:
         """The trainable variables in three disjoint named groups, for per-group learning rates
         (``gpflow_ext.training.adam_by_group(model.parameter_groups(), {"flow": 1e-3}, 0.01)``): ``"flow"`` (λ,
-        shared by every row), ``"local"`` (the per-row (μ_n, s_n) or the encoder's weights), ``"global"`` (the rest)."""
+        shared by every row), ``"local"`` (the per-row (μ_n, s_n) or the encoder's weights), ``"global"`` (the
+        rest)."""
         trainable = self.trainable_variables
         flow_refs = {v.ref() for v in (self.flow.trainable_variables if self.flow is not None else [])}
         local_refs = {v.ref() for v in self.latents.local_variables}
@@ -254,7 +207,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
             raise ValueError(f"Xnew must have {self.latent_dim} columns (the latent dimension), got shape {x.shape}")
         x_flat = tf.reshape(x, [-1, self.latent_dim])  # [S*B, Q]
         f_mean, f_var = gpflow.conditionals.conditional(
-            x_flat, self.inducing_variable, self.kernel, self.q_mu, q_sqrt=self.q_sqrt, full_cov=False, white=self.whiten
+            x_flat, self.inducing_variable, self.kernel, self.q_mu, q_sqrt=self.q_sqrt, full_cov=False,
+            white=self.whiten,
         )  # [S*B, D] each
         f_mean = f_mean + self.mean_function(x_flat)
         out_shape = tf.concat([tf.shape(x)[:-1], [self.output_dim]], axis=0)
@@ -267,17 +221,16 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
         The old contract ``predict_y(x_mean, x_var, num_samples=, seed=)`` (numpy, Monte Carlo over q(x*)) still
         works for one release with a ``DeprecationWarning``: use :meth:`predict_y_marginal`."""
-        if _is_array(full_cov) or legacy:
-            _warn("GPLVF.predict_y(x_mean, x_var, ...)", "GPLVF.predict_y_marginal(x_mean, x_var, ...) (tensors)")
-            x_var = legacy.pop("x_var", full_cov)
-            mean, var = self.predict_y_marginal(legacy.pop("x_mean", Xnew), x_var, **legacy)
-            return mean.numpy(), var.numpy()
+        if is_old_contract(full_cov, legacy):
+            return self._old_predict_y(Xnew, full_cov, legacy)
         f_mean, f_var = self.predict_f(Xnew, full_cov=full_cov, full_output_cov=full_output_cov)
         return self.likelihood.predict_mean_and_var(Xnew, f_mean, f_var)
 
     def prior_kl(self) -> tf.Tensor:
         """Σ_d KL(q(u_d) ‖ p(u_d)), closed form."""
-        return gpflow.kullback_leiblers.prior_kl(self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten)
+        return gpflow.kullback_leiblers.prior_kl(
+            self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten
+        )
 
     def row_terms(self, values, mask, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         """Per-row (E_q log p(y_o | x, u) [B], KL(q(x_n)‖p(x_n)) [B]) from base noise [S, B, Q], with f at the
@@ -320,7 +273,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     def encode(self, Y, mask=None) -> Tuple[np.ndarray, np.ndarray]:
         """Amortised q(x*) for new partially observed rows: (μ*, s*) from the encoder, no optimisation."""
         if self.encoder is None:
-            raise ValueError("this GPLVF has no encoder; fit q(x*) of new rows with gpflow_ext.recipes.gplvf.infer_latent")
+            raise ValueError(
+                "this GPLVF has no encoder; fit q(x*) of new rows with gpflow_ext.recipes.gplvf.infer_latent"
+            )
         values, observed = check_observations(Y, mask, name="Y_new", num_outputs=self.output_dim)
         return self.latents.training_latents(values, observed)
 
@@ -353,7 +308,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         size = max(1, int(2e7 // max(1, num_samples * self.output_dim * int(self.inducing_variable.num_inducing))))
         return [(start, min(start + size, num_rows)) for start in range(0, num_rows, size)]
 
-    def predict_y_marginal(self, x_mean, x_var, *, num_samples: int = 100, seed: int = 0) -> Tuple[tf.Tensor, tf.Tensor]:
+    def predict_y_marginal(
+        self, x_mean, x_var, *, num_samples: int = 100, seed: int = 0
+    ) -> Tuple[tf.Tensor, tf.Tensor]:
         """Moments of p(y* | q(x*)) = ∫ p(y* | x*) q(x*) dx* for every entry of rows with base Gaussians
         (μ* [N*, Q], s* [N*, Q]) pushed through the flow (eq. 33's integrand), by Monte Carlo over
         :meth:`base_noise`: mean [N*, D], var [N*, D] (σ² included). Rows go in chunks to bound memory."""
@@ -370,23 +327,20 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
         The old contract ``predict_log_density(Y_test, x_mean, x_var, ...)`` (numpy, eq. 33 through q(x*)) still
         works for one release with a ``DeprecationWarning``: use :meth:`predict_log_density_marginal`."""
-        if _is_array(full_cov) or legacy:
-            _warn("GPLVF.predict_log_density(Y_test, x_mean, x_var, ...)", "GPLVF.predict_log_density_marginal(...)")
-            x_mean, x_var = legacy.pop("x_mean", full_cov), legacy.pop("x_var", full_output_cov)
-            return self.predict_log_density_marginal(legacy.pop("Y_test", data), x_mean, x_var, **legacy).numpy()
+        if is_old_contract(full_cov, legacy):
+            return self._old_predict_log_density(data, full_cov, full_output_cov, legacy)
         X, Y = data
         f_mean, f_var = self.predict_f(X, full_cov=full_cov, full_output_cov=full_output_cov)  # [N, D] each
         Y = tf.convert_to_tensor(Y, dtype=f_mean.dtype)
-        observed = tf.logical_not(tf.math.is_nan(Y))  # [N, D]
-        log_dens = entrywise_predict_log_density(self.likelihood, X, f_mean, f_var, tf.where(observed, Y, 0.0))
-        return tf.reduce_sum(tf.where(observed, log_dens, tf.zeros_like(log_dens)), axis=-1)  # [N]
+        return masked_predict_log_density(self.likelihood, X, Y, tf.logical_not(tf.math.is_nan(Y)), f_mean, f_var)
 
     def predict_log_density_marginal(
         self, Y_test, x_mean, x_var, *, mask=None, num_samples: int = 100, seed: int = 0
     ) -> tf.Tensor:
         """log p(y*_test | Y) per row [N*] by eq. 33: log 1/J Σ_j Π_{d ∈ test} p(y*_d | x*_j) with x*_j ~ q(x*)
-        and p(y*_d | x) = N(μ_d(x), v_d(x) + σ²). ``Y_test`` [N*, D] holds the test entries (NaN elsewhere or ``mask``)."""
-        values, observed = check_observations(Y_test, mask, name="Y_test", num_outputs=self.output_dim, allow_empty_rows=True)
+        and p(y*_d | x) = N(μ_d(x), v_d(x) + σ²). ``Y_test`` [N*, D] holds the test entries (NaN elsewhere, or
+        ``mask``)."""
+        values, observed = self._test_entries(Y_test, mask)
         x_mean, x_var = check_latents(x_mean, x_var, self.latent_dim)
         if x_mean.shape[0] != values.shape[0]:
             raise ValueError(f"x_mean has {x_mean.shape[0]} rows but Y_test has {values.shape[0]}")
@@ -396,15 +350,19 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
             x = x_all[:, start:stop]  # [J, n, Q]
             f_mean, f_var = self.predict_f(x)  # [J, n, D]
             y = tf.constant(values[None, start:stop], dtype=f_mean.dtype)  # [1, n, D]
-            log_dens = entrywise_predict_log_density(self.likelihood, x, f_mean, f_var, y)  # [J, n, D]
-            log_dens = tf.reduce_sum(tf.where(observed[None, start:stop], log_dens, tf.zeros_like(log_dens)), -1)
+            log_dens = masked_predict_log_density(self.likelihood, x, y, observed[None, start:stop], f_mean, f_var)
             out.append(tf.reduce_logsumexp(log_dens, axis=0) - float(np.log(num_samples)))  # [n]
         return tf.concat(out, axis=0)  # [N*]
 
+    def _test_entries(self, Y_test, mask):
+        return check_observations(Y_test, mask, name="Y_test", num_outputs=self.output_dim, allow_empty_rows=True)
+
     def test_log_likelihood(self, Y_test, x_mean, x_var, *, mask=None, num_samples: int = 100, seed: int = 0) -> float:
         """Eq. 33 summed over rows and divided by the number of test entries (A.6 footnote: averaged)."""
-        values, observed = check_observations(Y_test, mask, name="Y_test", num_outputs=self.output_dim, allow_empty_rows=True)
-        per_row = self.predict_log_density_marginal(values, x_mean, x_var, mask=observed, num_samples=num_samples, seed=seed)
+        values, observed = self._test_entries(Y_test, mask)
+        per_row = self.predict_log_density_marginal(
+            values, x_mean, x_var, mask=observed, num_samples=num_samples, seed=seed
+        )
         return float(per_row.numpy().sum() / observed.sum())
 
 
@@ -412,4 +370,6 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 def _check_gplvf_data(model: GPLVF, data) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(values [N, D], mask [N, D], row index [N])`` for :class:`GPLVF`
     (:func:`gpflow_ext.validation.check_rows_with_missing_data`)."""
-    return check_rows_with_missing_data(data, num_data=model.num_data, output_dim=model.output_dim, model_name=type(model).__name__)
+    return check_rows_with_missing_data(
+        data, num_data=model.num_data, output_dim=model.output_dim, model_name=type(model).__name__
+    )

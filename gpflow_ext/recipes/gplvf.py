@@ -26,7 +26,7 @@ from .._deprecation import _warn
 from ..bijectors import flow_local_nonlinearity, planar_flow
 from ..kullback_leiblers import LatentKL, MonteCarloFlowKL, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal
 from ..latents import BASE_COVARIANCE_NAMES
-from ..models import gplvf as _gplvf_module
+from ..models import _gplvf_legacy
 from ..models.gplvf import GPLVF
 from ..models.new_rows_latents import NewRowsLatents
 from ..training import NaturalGradientUpdate, adam_by_group, decayed_learning_rate, fit
@@ -296,8 +296,8 @@ def _infer_latent_method(self: GPLVF, Y, mask=None, **kwargs) -> Tuple[np.ndarra
 
 
 GPLVF.infer_latent = _infer_latent_method
-_gplvf_module.LEGACY_FACTORIES.update(kernel=make_kernel, encoder=build_encoder)
-_gplvf_module._MOVED.update(
+_gplvf_legacy.LEGACY_FACTORIES.update(kernel=make_kernel, encoder=build_encoder)
+_gplvf_legacy.MOVED.update(
     make_kernel="gpflow_ext.recipes.gplvf:make_kernel",
     build_encoder="gpflow_ext.recipes.gplvf:build_encoder",
     KERNEL_NAMES="gpflow_ext.recipes.gplvf:KERNEL_NAMES",
