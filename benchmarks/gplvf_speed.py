@@ -31,7 +31,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from experiments.common import base_parser, compiled_training_step, print_table, write_results  # noqa: E402
-from experiments.gplvf_movielens import gpy_peer, train_with_fit  # noqa: E402
+from experiments.gplvf_movielens import gpy_peer  # noqa: E402
 
 import tensorflow as tf  # noqa: E402
 
@@ -39,7 +39,8 @@ from gpflow_ext.bijectors import planar_flow  # noqa: E402
 from gpflow_ext.data import load_movielens  # noqa: E402
 from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
 from gpflow_ext.models import GPLVF  # noqa: E402
-from gpflow_ext.models.gplvf import masked_gaussian_expected_log_likelihood  # noqa: E402
+from gpflow_ext.likelihoods.masked import masked_variational_expectations  # noqa: E402
+from gpflow_ext.recipes.gplvf import infer_latent, train_with_fit  # noqa: E402
 
 
 class DenseGPLVF(GPLVF):
@@ -47,19 +48,18 @@ class DenseGPLVF(GPLVF):
 
     def row_terms(self, values, mask, x_mean, x_var, base_noise):
         x, kl_x = self.latent_samples_and_kl(x_mean, x_var, base_noise)  # [S, B, Q], [B]
-        f_mean, f_var = self.predict_f_at(x)  # [S, B, D]
-        expected_log_lik = masked_gaussian_expected_log_likelihood(
-            tf.broadcast_to(values[None], tf.shape(f_mean)),
-            tf.broadcast_to(tf.cast(mask, tf.bool)[None], tf.shape(f_mean)),
-            f_mean, f_var, self.likelihood.variance,
+        f_mean, f_var = self.predict_f(x)  # [S, B, D]
+        expected_log_lik = masked_variational_expectations(
+            self.likelihood, x, tf.broadcast_to(values[None], tf.shape(f_mean)),
+            tf.broadcast_to(tf.cast(mask, tf.bool)[None], tf.shape(f_mean)), f_mean, f_var,
         )  # [S, B]
         return tf.reduce_mean(expected_log_lik, axis=0), kl_x
 
 
 def infer_seconds(model, rows, num_steps, num_samples):
-    model.infer_latent(rows, num_steps=1, num_samples=num_samples)  # trace
+    infer_latent(model, rows, num_steps=1, num_samples=num_samples)  # trace
     start = time.perf_counter()
-    model.infer_latent(rows, num_steps=num_steps, num_samples=num_samples, decay="cosine")
+    infer_latent(model, rows, num_steps=num_steps, num_samples=num_samples, decay="cosine")
     return time.perf_counter() - start
 
 

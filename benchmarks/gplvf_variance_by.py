@@ -3,15 +3,15 @@ dense conditional, on real data.
 
     python -m benchmarks.gplvf_variance_by --data-dir DIR [--repeats 20] [--output r.json]
 
-``conditional_at_pairs(..., variance_by=...)``: ``"pairs"`` gathers each observed pair's L_d ([P, M, M]);
-``"outputs"`` forms L_dᵀ a for every (row, output) of the batch in one matmul and gathers the pairs. The peer is
+``conditional_at_pairs(..., variance_by=...)``: ``PerPair()`` ("pairs") gathers each observed pair's L_d
+([P, M, M]); ``PerOutput()`` ("outputs") forms L_dᵀ a for every (row, output) of the batch in one matmul and gathers the pairs. The peer is
 the same model with GPflow's dense ``conditional`` over all D outputs, masked and summed (``DenseGPLVF``).
 Median seconds of one compiled training step (Adam, one Monte Carlo draw) with ratios to ``"outputs"``, on
 
 * MNIST 14x14 (5 000 digits, 40 % of pixels missing, Q = 2, batch 200, planar 10, M = 30 and 50): P ≈ 0.6·N·D;
 * MovieLens 100K u1.base (943 x 1 682, 5 % observed, Q = 10, batch 64, planar 20, M = 20): P ≈ 0.05·N·D.
 
-``variance_by="auto"`` (the default) picks ``"outputs"`` when at least a quarter of the entries is observed.
+``variance_by=None`` (the default) picks ``PerOutput()`` when at least a quarter of the entries is observed.
 Timings on a shared machine are noisy: compare the ratios, which come from the same process.
 """
 if not __package__:  # `python -m benchmarks.gplvf_variance_by`: the repository root on the path (prefer `python -m`)
@@ -30,12 +30,13 @@ from experiments.common import base_parser, print_table, write_results  # noqa: 
 from gpflow_ext.bijectors import planar_flow  # noqa: E402
 from gpflow_ext.data import load_mnist, load_movielens  # noqa: E402
 from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
+from gpflow_ext.conditionals.pairs import PerOutput, PerPair  # noqa: E402
 from gpflow_ext.models import GPLVF  # noqa: E402
 
 
 def model_auto_choice(Y) -> str:
-    """What ``GPLVF(Y, ...)`` picks with ``variance_by="auto"`` (built on the data, nothing trained)."""
-    return GPLVF(Y, 2, 2).variance_by
+    """What ``GPLVF(Y, ...)`` picks with ``variance_by=None`` (built on the data, nothing trained)."""
+    return GPLVF(Y, 2, 2).variance_by.name
 
 
 def compare(name, Y, *, latent_dim, num_inducing, flow_length, batch_size, repeats):
@@ -43,7 +44,7 @@ def compare(name, Y, *, latent_dim, num_inducing, flow_length, batch_size, repea
            "observed fraction": float(np.mean(~np.isnan(Y)))}
     seconds = {}
     for label, build in (("pairs", GPLVF), ("outputs", GPLVF), ("GPflow dense", DenseGPLVF)):
-        kwargs = {} if label == "GPflow dense" else {"variance_by": label}
+        kwargs = {} if label == "GPflow dense" else {"variance_by": {"pairs": PerPair(), "outputs": PerOutput()}[label]}
         model = build(Y, latent_dim, num_inducing, flow=planar_flow(flow_length, latent_dim), seed=0, **kwargs)
         seconds[label] = step_seconds(model, model.training_data(), batch_size, repeats)
         row[f"{label} s/step"] = seconds[label]

@@ -49,7 +49,9 @@ with 1 000 cosine-decayed steps of 8 draws. Every results JSON records its full 
 that date used M = 50, two draws, batch 128, 300 epochs, constant rates, 300 q(x*) steps and random test
 users unless their command said otherwise.
 
-Every model trains through ``gpflow_ext.training.fit`` (:func:`train_with_fit`): minibatches shuffled by the
+The protocols, the bias baseline and the training are ``gpflow_ext.recipes.movielens`` and
+``gpflow_ext.recipes.gplvf``; this script maps the command line to their configs. Every model trains through
+``gpflow_ext.training.fit`` (``train_with_fit``): minibatches shuffled by the
 stateless key (seed, epoch), the short last batch kept (ceil(N / B) steps per epoch), natural gradients for
 q(u) through ``NaturalGradientUpdate``. The README's tables were produced by an earlier loop of this script
 (numpy-permuted minibatches, short last batch dropped): the same model and bound, other minibatches
@@ -58,314 +60,38 @@ q(u) through ``NaturalGradientUpdate``. The README's tables were produced by an 
 ``--smoke`` runs every protocol on a slice (the 60 most active users x the 80 most rated items, 3 epochs)
 for the tests.
 """
-if not __package__:  # `python -m experiments.gplvf_movielens`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Optional
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import numpy as np
+import scipy.sparse as sp
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Dict, Optional, Sequence, Tuple  # noqa: E402
-
-import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
-
-from experiments.common import (  # noqa: E402
+from experiments.common import (
     REPO, add_planar_constraint_argument, arguments_record, base_parser, planar_identity_at_zero, print_table,
     write_results,
 )
-
-import gpflow  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from experiments.paper_values import GPLVF as PAPER  # noqa: E402
-from gpflow_ext.bijectors import flow_local_nonlinearity, planar_flow  # noqa: E402
-from gpflow_ext.data import load_movielens  # noqa: E402
-from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
-from gpflow_ext.models import GPLVF  # noqa: E402
-from gpflow_ext.models.gplvf import (  # noqa: E402
-    BASE_COVARIANCES, KERNEL_NAMES, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal,
+from experiments.paper_values import GPLVF as PAPER
+from gpflow_ext.data import load_movielens
+from gpflow_ext.data.movielens import ratings_matrix
+from gpflow_ext.latents import BASE_COVARIANCE_NAMES
+from gpflow_ext.recipes.gplvf import KERNEL_NAMES, KL_X_CHOICES, GPLVFTraining
+from gpflow_ext.recipes.movielens import (
+    RATING_RANGE, SMALL_ITEMS, SMALL_USERS, ProtocolA, ProtocolB, ProtocolC, dense_with_nan, flow_name, rmse,
+    run_protocol_a, run_protocol_b, run_protocol_c, small_slice,
 )
-from gpflow_ext.training import (  # noqa: E402
-    LEARNING_RATE_DECAYS, NaturalGradientUpdate, adam_by_group, decayed_learning_rate, fit,
-)
-from gpflow_ext.validation import check_positive_number  # noqa: E402
-from gpflow_ext.training.data import steps_per_epoch  # noqa: E402
+from gpflow_ext.training import LEARNING_RATE_DECAYS
 
-RATING_RANGE = (1.0, 5.0)
 GPY_SCRIPT = REPO / "benchmarks" / "gpy_bgplvm_missing.py"
 
 
-# ------------------------------------------------------------------------------------ data
-def dense_with_nan(matrix: sp.csr_matrix) -> np.ndarray:
-    """Observed entries of a CSR matrix as a dense array with NaN where missing (no imputation)."""
-    matrix = sp.csr_matrix(matrix)
-    out = np.full(matrix.shape, np.nan)
-    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-    out[rows, matrix.indices] = matrix.data
-    return out
-
-
-def split_rows(matrix: sp.csr_matrix, fraction: float, rng) -> Tuple[sp.csr_matrix, sp.csr_matrix]:
-    """Per row: a random ``fraction`` of its entries (at least 1) -> observed, the rest -> target."""
-    matrix = sp.csr_matrix(matrix)
-    keep_rows, keep_cols, keep_vals, tgt_rows, tgt_cols, tgt_vals = [], [], [], [], [], []
-    for r in range(matrix.shape[0]):
-        cols = matrix.indices[matrix.indptr[r]: matrix.indptr[r + 1]]
-        vals = matrix.data[matrix.indptr[r]: matrix.indptr[r + 1]]
-        if len(cols) == 0:
-            continue
-        order = rng.permutation(len(cols))
-        n_keep = max(1, int(round(fraction * len(cols))))
-        if len(cols) > 1:
-            n_keep = min(n_keep, len(cols) - 1)
-        k, t = order[:n_keep], order[n_keep:]
-        keep_rows += [r] * len(k); keep_cols += list(cols[k]); keep_vals += list(vals[k])
-        tgt_rows += [r] * len(t); tgt_cols += list(cols[t]); tgt_vals += list(vals[t])
-    shape = matrix.shape
-    return (
-        sp.csr_matrix((keep_vals, (keep_rows, keep_cols)), shape=shape),
-        sp.csr_matrix((tgt_vals, (tgt_rows, tgt_cols)), shape=shape),
-    )
-
-
-SMALL_USERS, SMALL_ITEMS = 60, 80
-
-
-def small_slice(matrix: sp.csr_matrix, num_users=SMALL_USERS, num_items=SMALL_ITEMS) -> sp.csr_matrix:
-    """The most active users x the most rated items (for quick runs)."""
-    matrix = sp.csr_matrix(matrix)
-    items = np.argsort(-np.diff(matrix.tocsc().indptr))[:num_items]
-    sub = matrix[:, np.sort(items)]
-    users = np.argsort(-np.diff(sub.indptr))[:num_users]
-    return sp.csr_matrix(sub[np.sort(users)])
-
-
-def drop_empty_rows(matrix: sp.csr_matrix) -> sp.csr_matrix:
-    return matrix[np.diff(matrix.indptr) > 0]
-
-
-# ------------------------------------------------------------------------------------ models
-def group_adam(model: GPLVF, group_learning_rates: Optional[Dict[str, float]], learning_rate: float, lr_decay: str,
-               total_steps: int):
-    """One Adam per group of ``model.parameter_groups()`` (``gpflow_ext.training.adam_by_group``), each rate
-    ``decayed_learning_rate(rate, lr_decay, total_steps)``. ``group_learning_rates``: e.g. ``{"flow": 1e-3,
-    "local": 0.05}``; other groups keep ``learning_rate``. A rate for the flow of a model without one is an
-    error (the group is empty)."""
-    groups = model.parameter_groups()
-    rates = dict(group_learning_rates or {})
-    for group, rate in rates.items():
-        check_positive_number(rate, f"group_learning_rates[{group!r}]")
-        if group in groups and not groups[group]:
-            raise ValueError(f"a {group} learning rate needs a model with a {group} group (flow length > 0)")
-
-    def decayed(rate):
-        return decayed_learning_rate(rate, lr_decay, total_steps, name="lr_decay")
-
-    return adam_by_group(groups, {g: decayed(r) for g, r in rates.items()}, decayed(learning_rate))
-
-
-def train_with_fit(model: GPLVF, *, epochs: int, batch_size: int, learning_rate: float, seed: int,
-                   natgrad_gamma: float = 0.0, lr_decay: str = "constant",
-                   group_learning_rates: Optional[Dict[str, float]] = None, logdir: Optional[Path] = None,
-                   progress: bool = False):
-    """Train ``model`` on its own rows with ``gpflow_ext.training.fit`` and return fit's ``History``.
-
-    Adam per group of :meth:`GPLVF.parameter_groups` (:func:`group_adam`) with ``lr_decay`` over all
-    ``epochs x ceil(N / batch_size)`` steps (fit keeps the short last batch). The flow's shared λ see every
-    minibatch while each row's (μ_n, s_n) moves once per epoch.
-
-    ``natgrad_gamma > 0``: q(u) = (q_mu, q_sqrt) is instead updated by GPflow's natural-gradient step of
-    length gamma (Salimbeni et al. 2018) on each minibatch, then Adam updates everything else (Z, kernel,
-    noise, mean, q(x_n), flow) on a fresh estimate of the bound (``NaturalGradientUpdate``). For fixed x the
-    bound is conjugate in q(u), so gamma = 1 on the full data jumps to the optimal q(u); gamma < 1 damps the
-    minibatch and Monte Carlo noise."""
-    if not np.isfinite(natgrad_gamma) or not 0.0 <= natgrad_gamma <= 1.0:
-        raise ValueError(f"natgrad_gamma must be in [0, 1] (0 = Adam for q(u) too), got {natgrad_gamma!r}")
-    total_steps = epochs * steps_per_epoch(model.num_data, batch_size)
-    optimizer = group_adam(model, group_learning_rates, learning_rate, lr_decay, total_steps)
-    if natgrad_gamma > 0:
-        optimizer = NaturalGradientUpdate(natgrad_gamma, optimizer=optimizer)
-    return fit(
-        model, model.training_data(), epochs=epochs, batch_size=batch_size, optimizer=optimizer, seed=seed,
-        logdir=None if logdir is None else str(logdir), progress=progress,
-    )
-
-
-class BaseGaussianKLAblation(GPLVF):
-    """GPLVF whose KL(q(x_n) ‖ p(x_n)) term is that of the *base* Gaussian, ignoring the flow (biased).
-
-    For ``--kl-x base-gaussian-ablation`` only: samples still go through the flow, but the KL charged is
-    KL(N(μ_n, diag s_n) ‖ N(0, I)), so the flow's volume change (its log-det) costs nothing. The bound is then
-    not a lower bound on log p(Y) unless the flow is the identity; the issue rules this estimator out for the
-    library, and the experiment uses it only to test whether the paper's flow gains depend on it.
-    """
-
-    def latent_samples_and_kl(self, x_mean, x_var, base_noise):
-        x, _ = flow_kl_to_standard_normal(self.flow, x_mean, x_var, base_noise)  # [S, B, Q]
-        return x, gaussian_kl_to_standard_normal(x_mean, x_var)  # [B]
-
-
-def plain_monte_carlo_gplvf(*args, flow=None, **kwargs) -> GPLVF:
-    """GPLVF whose flow KL is estimated with every term by Monte Carlo (``kl_x="monte_carlo_plain"``), as in the
-    results recorded before 2026-11-25; the Gaussian q(X) keeps its closed form."""
-    return GPLVF(*args, flow=flow, kl_x="auto" if flow is None else "monte_carlo_plain", **kwargs)
-
-
-KL_X_CHOICES = {
-    "correct": GPLVF, "plain-monte-carlo": plain_monte_carlo_gplvf, "base-gaussian-ablation": BaseGaussianKLAblation,
-}
-
-
-def train_gplvf(
-    train: sp.csr_matrix,
-    flow_length: int,
-    *,
-    latent_dim: int,
-    num_inducing: int,
-    epochs: int,
-    batch_size: int,
-    learning_rate: float,
-    num_samples: int,
-    seed: int,
-    kernel: str = "se",
-    natgrad_gamma: float = 0.0,
-    logdir: Optional[Path] = None,
-    kl_x: str = "correct",
-    base_covariance: str = "diagonal",
-    lr_decay: str = "constant",
-    group_learning_rates: Optional[Dict[str, float]] = None,
-    warm_start: Optional[GPLVF] = None,
-    identity_at_zero: bool = True,
-    encoder: bool = False,
-):
-    """Build the (a)-(c) model (``flow_length`` planar layers, 0 = Gaussian q(X)) and train it.
-
-    ``encoder``: amortise q(x_n) with GPLVF's tf_keras encoder (``encoder=True``) instead of per-row (μ_n, s_n).
-    ``warm_start``: a trained Gaussian-q(X) GPLVF on the same data whose parameters (q(x_n) base, Z, kernel,
-    noise, mean, q(u)) the new model starts from; its flow starts near the identity, so training begins at
-    (almost) the warm model's bound and only the flow's extra freedom differs from continuing the warm model.
-    """
-    if kl_x not in KL_X_CHOICES:
-        raise ValueError(f"kl_x must be one of {sorted(KL_X_CHOICES)}, got {kl_x!r}")
-    tf.random.set_seed(seed)
-    flow = None
-    if flow_length > 0:
-        flow = planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero)
-    model = KL_X_CHOICES[kl_x](
-        train, latent_dim, num_inducing, flow=flow, kernel=kernel, num_samples=num_samples, seed=seed,
-        base_covariance=base_covariance, encoder=True if encoder else None,
-    )
-    gpflow.utilities.set_trainable(model.inducing_variable, True)
-    if warm_start is not None:
-        if encoder:
-            raise ValueError("warm_start needs per-row q(x_n) parameters (encoder=False)")
-        if warm_start.flow is not None:
-            raise ValueError("warm_start must be a Gaussian-q(X) GPLVF (flow=None)")
-        values = {k: v.numpy() for k, v in gpflow.utilities.parameter_dict(warm_start).items()}
-        gpflow.utilities.multiple_assign(model, values)  # shapes are checked by assign
-    history = train_with_fit(
-        model, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-        natgrad_gamma=natgrad_gamma, lr_decay=lr_decay, group_learning_rates=group_learning_rates, logdir=logdir,
-    )
-    return model, history
-
-
-def kernel_lengthscales(kernel: gpflow.kernels.Kernel) -> Optional[np.ndarray]:
-    """The SE-ARD lengthscales of ``kernel`` (or of its SE part in a sum); None if it has none."""
-    parts = kernel.kernels if isinstance(kernel, gpflow.kernels.Sum) else [kernel]
-    for part in parts:
-        if isinstance(part, gpflow.kernels.SquaredExponential):
-            return part.lengthscales.numpy()
-    return None
-
-
-def flow_summaries(model: GPLVF, heldout_mean, heldout_var, seed: int) -> Dict[str, Dict[str, float]]:
-    """:func:`flow_local_nonlinearity` of the trained flow over the training rows' q(x_n) and the held-out
-    rows' q(x*), in SE lengthscale units: how far each row's flowed q is from a Gaussian."""
-    scale = kernel_lengthscales(model.kernel)
-    out = {"train": flow_local_nonlinearity(model.flow, *model.training_latents(), scale=scale, seed=seed)}
-    if heldout_mean is not None:
-        out["heldout"] = flow_local_nonlinearity(model.flow, heldout_mean, heldout_var, scale=scale, seed=seed)
-    return out
-
-
-def rmse(pred: np.ndarray, target: np.ndarray) -> float:
-    return float(np.sqrt(np.mean((pred - target) ** 2)))
-
-
-def evaluate_at(
-    model: GPLVF, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int, biases=None
-) -> Dict[str, float]:
-    """RMSE (clipped and raw) and eq. 33 test log-likelihood per rating for the target entries.
-
-    ``biases`` = (mu, b_u [rows of target], b_i) when the model was trained on bias residuals
-    (``--center bias``): predictions are mu + b_u + b_i + the model's mean, and the test
-    log-likelihood is the model's on the residual target (the same density, shifted)."""
-    target = sp.csr_matrix(target)
-    has_target = np.diff(target.indptr) > 0
-    model_target = target if biases is None else subtract_biases(target, *biases)
-    mean, _ = model.predict_y(x_mean[has_target], x_var[has_target], num_samples=num_samples, seed=seed)
-    t = target[has_target].tocoo()
-    pred = mean[t.row, t.col]
-    if biases is not None:
-        mu, b_u, b_i = biases
-        pred = pred + mu + b_u[np.flatnonzero(has_target)[t.row]] + b_i[t.col]
-    test_ll = model.test_log_likelihood(
-        dense_with_nan(model_target[has_target]), x_mean[has_target], x_var[has_target], num_samples=num_samples,
-        seed=seed,
-    )
-    return {
-        "rmse": rmse(np.clip(pred, *RATING_RANGE), t.data),
-        "rmse_unclipped": rmse(pred, t.data),
-        "test_loglik": test_ll,
-        "num_test": int(t.nnz),
-    }
-
-
-def fit_biases(train: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> Tuple[float, np.ndarray, np.ndarray]:
-    """(mu, b_u [rows], b_i [cols]) of mu + b_u + b_i by alternating regularised least squares on the observed entries."""
-    train = sp.coo_matrix(train)
-    mu = float(train.data.mean())
-    b_u = np.zeros(train.shape[0])
-    b_i = np.zeros(train.shape[1])
-    for _ in range(iters):
-        b_u = row_biases(train, mu, b_i, reg)  # rows given the columns
-        b_i = row_biases(train.T, mu, b_u, reg)  # columns given the rows
-    return mu, b_u, b_i
-
-
-def row_biases(observed: sp.csr_matrix, mu: float, b_i: np.ndarray, reg: float = 5.0) -> np.ndarray:
-    """Row biases from the observed entries with mu and the column biases ``b_i`` fixed (one
-    alternating least-squares half-step of :func:`fit_biases`; new users' b_u in protocols a/c)."""
-    observed = sp.coo_matrix(observed)
-    counts = np.bincount(observed.row, minlength=observed.shape[0])
-    return np.bincount(observed.row, observed.data - mu - b_i[observed.col], observed.shape[0]) / (counts + reg)
-
-
-def subtract_biases(matrix: sp.csr_matrix, mu: float, b_u: np.ndarray, b_i: np.ndarray) -> sp.csr_matrix:
-    """The observed entries minus mu + b_u[row] + b_i[col], same sparsity pattern."""
-    m = sp.coo_matrix(matrix)
-    return sp.csr_matrix((m.data - mu - b_u[m.row] - b_i[m.col], (m.row, m.col)), shape=m.shape)
-
-
-def bias_baseline(train: sp.csr_matrix, target: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> Dict[str, float]:
-    """mu + b_u + b_i fitted by alternating regularised least squares on the observed entries."""
-    mu, b_u, b_i = fit_biases(train, reg, iters)
-    t = sp.coo_matrix(target)
-    pred = mu + b_u[t.row] + b_i[t.col]
-    return {"rmse": rmse(np.clip(pred, *RATING_RANGE), t.data), "rmse_unclipped": rmse(pred, t.data), "num_test": int(t.nnz)}
-
-
+# ------------------------------------------------------------------------------------ the GPy peer (its own venv)
 def peers_python() -> Optional[str]:
     path = os.environ.get("GPFLOW_EXT_PEERS_PYTHON", "/work/peers/bin/python")
     if path and Path(path).exists():
@@ -406,230 +132,7 @@ def gpy_peer(train: sp.csr_matrix, target: sp.csr_matrix, *, latent_dim, num_ind
     return out
 
 
-# ------------------------------------------------------------------------------------ protocols
-def centre(train: sp.csr_matrix, new_rows: Optional[sp.csr_matrix], how: str):
-    """(what GPLVF trains on, what it conditions on for ``new_rows``, biases for ``evaluate_at`` on new rows).
-
-    ``how="bias"``: residuals of mu + b_u + b_i fitted on ``train``; new rows get b_u from their own
-    observed entries (``row_biases``). ``how="none"``: the ratings as they are."""
-    if how == "none":
-        return train, new_rows, None
-    if how != "bias":
-        raise ValueError(f"--center must be 'bias' or 'none', got {how!r}")
-    mu, b_u, b_i = fit_biases(train)
-    if new_rows is None:  # predict at the training rows themselves (protocol b)
-        return subtract_biases(train, mu, b_u, b_i), None, (mu, b_u, b_i)
-    b_new = row_biases(new_rows, mu, b_i)
-    return subtract_biases(train, mu, b_u, b_i), subtract_biases(new_rows, mu, b_new, b_i), (mu, b_new, b_i)
-
-
-def split_users(
-    num_users: int, num_test_users: int, seed: int, num_validation_users: Optional[int] = None,
-    test_users: str = "random",
-) -> Tuple[np.ndarray, np.ndarray, np.random.Generator]:
-    """(training users, held-out users, generator for the held-out users' rating split) of protocol (a).
-
-    ``test_users="random"``: the test users are the first ``num_test_users`` of a permutation drawn
-    with ``seed``; ``"last"``: the last ``num_test_users`` rows (MovieLens user ids 844-943 for 100 of
-    943, the literal reading of "trained on 843 users and made predictions for 100 users").
-    ``num_validation_users=None``: held-out = the test users, training = all others.
-    Otherwise held-out = ``num_validation_users`` of the *training* users (drawn by a second
-    generator, so the test split is the same with and without validation), training = the rest
-    of the training users: the test users appear in neither."""
-    for arg, value in (("num_test_users", num_test_users), ("num_validation_users", num_validation_users)):
-        if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
-            raise ValueError(f"{arg} must be a positive integer, got {value!r}")
-    num_train = num_users - num_test_users - (num_validation_users or 0)
-    if num_train < 1:
-        raise ValueError(
-            f"num_test_users={num_test_users} + num_validation_users={num_validation_users} leave no training "
-            f"users out of {num_users}"
-        )
-    if test_users not in ("random", "last"):
-        raise ValueError(f"test_users must be 'random' or 'last', got {test_users!r}")
-    rng = np.random.default_rng(seed)
-    users = rng.permutation(num_users) if test_users == "random" else np.arange(num_users)[::-1]
-    test_users, train_users = np.sort(users[:num_test_users]), np.sort(users[num_test_users:])
-    if num_validation_users is None:
-        return train_users, test_users, rng
-    validation_rng = np.random.default_rng([seed, 1])
-    shuffled = validation_rng.permutation(train_users)
-    return np.sort(shuffled[num_validation_users:]), np.sort(shuffled[:num_validation_users]), rng
-
-
-def group_rates(args, flow_length: int) -> Dict[str, float]:
-    """``group_learning_rates`` of one (a) model from --flow-learning-rate / --local-learning-rate."""
-    rates = {"local": args.local_learning_rate}
-    if flow_length > 0:
-        rates["flow"] = args.flow_learning_rate
-    return {group: rate for group, rate in rates.items() if rate is not None}
-
-
-def training_settings(args) -> Dict:
-    """The ``train_gplvf`` keyword arguments shared by protocols (a)-(c) (all but the flow length, epochs,
-    group rates, logdir and warm start); ``seed`` is --train-seed, or --seed when that is not given."""
-    return dict(
-        latent_dim=args.latent_dim, num_inducing=args.num_inducing, batch_size=args.batch_size,
-        learning_rate=args.learning_rate, num_samples=args.num_samples,
-        seed=args.seed if args.train_seed is None else args.train_seed, kernel=args.kernel,
-        natgrad_gamma=args.natgrad_gamma, kl_x=args.kl_x, base_covariance=args.base_covariance, lr_decay=args.lr_decay,
-        identity_at_zero=planar_identity_at_zero(args), encoder=args.encoder,
-    )
-
-
-def protocol_a(ratings: sp.csr_matrix, args) -> Dict[str, Dict]:
-    train_users, heldout_users, rng = split_users(
-        ratings.shape[0], args.num_test_users, args.seed,
-        args.num_validation_users if args.validation else None, test_users=args.test_users,
-    )
-    train = ratings[train_users]
-    observed, target = split_rows(ratings[heldout_users], args.condition_fraction, rng)
-    kind = "validation" if args.validation else "test"
-    print(f"(a) {train.shape[0]} training users, {len(heldout_users)} held-out {kind} users; conditioning on "
-          f"{observed.nnz} ratings ({args.condition_fraction:.0%} per user), predicting {target.nnz}")
-    model_train, model_observed, test_biases = centre(train, observed, args.center)
-    # --seed fixes the held-out users and their conditioning halves; --train-seed (default: --seed)
-    # only the initialisation, minibatches and Monte Carlo draws, so models can be compared on one split
-    # over several training seeds.
-    common = training_settings(args)
-    train_seed = common["seed"]
-    warm = None
-    if args.warm_start_epochs:
-        # one Gaussian-q(X) model trained --warm-start-epochs; every model below (the Gaussian included, which then
-        # simply continues) starts from it and trains --epochs more, so the flows get no extra training
-        warm, _ = train_gplvf(model_train, 0, epochs=args.warm_start_epochs, group_learning_rates=group_rates(args, 0),
-                              **common)
-    results = {}
-    for flow_length in args.flows:
-        name = "gaussian" if flow_length == 0 else f"planar_{flow_length}"
-        start = time.time()
-        model, history = train_gplvf(
-            model_train, flow_length, epochs=args.epochs, group_learning_rates=group_rates(args, flow_length),
-            logdir=None if args.logdir is None else args.logdir / f"a_{name}", warm_start=warm, **common,
-        )
-        amortised = None
-        if args.encoder:  # q(x*) straight from the encoder, no optimisation; the fit below starts from it
-            infer_start = time.perf_counter()
-            x_mean, x_var = model.encode(model_observed)
-            amortised = evaluate_at(model, x_mean, x_var, target, args.predict_samples, train_seed, biases=test_biases)
-            amortised["seconds"] = time.perf_counter() - infer_start
-        infer_start = time.perf_counter()
-        x_mean, x_var = model.infer_latent(
-            model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.infer_samples,
-            seed=train_seed, decay=args.infer_decay,
-        ) if observed.nnz else (None, None)
-        infer_seconds = time.perf_counter() - infer_start
-        row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, train_seed, biases=test_biases)
-        row["infer_seconds"] = infer_seconds  # the q(x*) fit (tracing included), not the prediction
-        if amortised is not None:
-            row["amortised"] = amortised  # RMSE etc. at the encoder's q(x*); seconds include the prediction
-        row.update(
-            seconds_per_epoch=history.median_seconds_per_epoch(), epochs=len(history.epochs),
-            final_elbo=-history.final_objective, total_seconds=time.time() - start,
-            paper_rmse=PAPER.get("table2_rmse", {}).get(name),
-        )
-        if flow_length > 0:
-            row["flow_local_nonlinearity"] = flow_summaries(model, x_mean, x_var, train_seed)
-        results[name] = row
-        print(name, {k: row[k] for k in ("rmse", "test_loglik", "seconds_per_epoch", "infer_seconds")}, flush=True)
-        if amortised is not None:
-            print("  at the encoder's q(x*), no fit:", amortised, flush=True)
-        if flow_length > 0:
-            print("  flow over each row's q(x):", row["flow_local_nonlinearity"], flush=True)
-    conditioning_train = sp.vstack([train, observed]).tocsr()
-    target_full = sp.vstack([sp.csr_matrix(train.shape), target]).tocsr()
-    results["bias_baseline"] = bias_baseline(conditioning_train, target_full)
-    if args.gpy:
-        gpy = gpy_peer(
-            conditioning_train, target_full,
-            latent_dim=args.latent_dim, num_inducing=args.num_inducing, max_iters=args.gpy_iters, seed=args.seed,
-            timeout=args.gpy_timeout,
-        )
-        if gpy is not None:
-            results["gpy_bgplvm_missing"] = gpy
-    return results
-
-
-def protocol_b(ratings_by_split, args) -> Dict[str, Dict]:
-    """Train on uK.base, predict uK.test, for each split and each --flows-b length (0 = Gaussian q(X)), with the
-    same training settings as (a); the rows' own q(x_n) (the training latents) predict their test ratings.
-    Row keys: ``{name}_rmse``, ``{name}_test_loglik``, ``{name}_seconds_per_epoch``, ``{name}_final_elbo`` with
-    ``name`` "gaussian" or "planar_K", plus ``bias_rmse`` and, where GPy ran, ``gpy_*``."""
-    common = training_settings(args)
-    results = {}
-    for split, (train, test) in ratings_by_split.items():
-        row = {}
-        model_train, _, biases = centre(train, None, args.center)
-        for flow_length in args.flows_b:
-            name = "gaussian" if flow_length == 0 else f"planar_{flow_length}"
-            model, history = train_gplvf(
-                model_train, flow_length, epochs=args.epochs, group_learning_rates=group_rates(args, flow_length),
-                logdir=None if args.logdir is None else args.logdir / f"b_{split}_{name}", **common,
-            )
-            ev = evaluate_at(
-                model, *model.training_latents(), test, args.predict_samples, common["seed"], biases=biases
-            )
-            row[f"{name}_rmse"] = ev["rmse"]
-            row[f"{name}_test_loglik"] = ev["test_loglik"]
-            row[f"{name}_seconds_per_epoch"] = history.median_seconds_per_epoch()
-            row[f"{name}_final_elbo"] = -history.final_objective
-        row["bias_rmse"] = bias_baseline(train, test)["rmse"]
-        if args.gpy and split in args.gpy_splits and not args.smoke:  # small runs: GPy in (a) only
-            gpy = gpy_peer(train, test, latent_dim=args.latent_dim, num_inducing=args.num_inducing,
-                           max_iters=args.gpy_iters, seed=args.seed, timeout=args.gpy_timeout)
-            row.update({f"gpy_{key}": value for key, value in (gpy or {}).items()})  # rmse, timings, status
-        results[split] = row
-        print(split, row, flush=True)
-    return results
-
-
-def protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequence[str], args) -> Dict[str, Dict]:
-    cols = np.flatnonzero(genres[:, genre_names.index("Sci-Fi")] | genres[:, genre_names.index("Romance")])
-    sub = sp.csr_matrix(ratings[:, cols])
-    sub = sub[np.diff(sub.indptr) >= 2]
-    rng = np.random.default_rng(args.seed + 1)
-    users = rng.permutation(sub.shape[0])
-    num_test = max(2, int(round(0.1 * sub.shape[0])))
-    train = sub[np.sort(users[num_test:])]
-    observed, target = split_rows(sub[np.sort(users[:num_test])], args.condition_fraction, rng)
-    print(f"(c) Sci-Fi/Romance slice: {sub.shape[0]} users x {sub.shape[1]} movies, {sub.nnz} ratings; "
-          f"{num_test} held-out users")
-    model_train, model_observed, test_biases = centre(train, observed, args.center)
-    common = training_settings(args)
-    results = {}
-    for flow_length in args.flows_c:
-        name = "gaussian" if flow_length == 0 else f"planar_{flow_length}"
-        model, history = train_gplvf(
-            model_train, flow_length, epochs=args.epochs, group_learning_rates=group_rates(args, flow_length),
-            logdir=None if args.logdir is None else args.logdir / f"c_{name}", **common,
-        )
-        x_mean, x_var = model.infer_latent(
-            model_observed, num_steps=args.infer_steps, learning_rate=0.05, num_samples=args.infer_samples,
-            seed=common["seed"], decay=args.infer_decay,
-        )
-        row = evaluate_at(model, x_mean, x_var, target, args.predict_samples, common["seed"], biases=test_biases)
-        row.update(seconds_per_epoch=history.median_seconds_per_epoch(), final_elbo=-history.final_objective)
-        results[name] = row
-        print(name, row, flush=True)
-    if args.figure_dir is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        lengths = list(args.flows_c)
-        fig, ax = plt.subplots(figsize=(4.5, 3.2))
-        ax.plot(lengths, [results["gaussian" if k == 0 else f"planar_{k}"]["test_loglik"] for k in lengths], "o-")
-        ax.set_xlabel("planar flow length (0 = mean-field Gaussian)")
-        ax.set_ylabel("test log-likelihood per rating")
-        ax.set_title("MovieLens Sci-Fi/Romance (Figure 4)")
-        fig.tight_layout()
-        args.figure_dir.mkdir(parents=True, exist_ok=True)
-        fig.savefig(args.figure_dir / "gplvf_figure4_movielens.png", dpi=120)
-        plt.close(fig)
-    return results
-
-
+# ------------------------------------------------------------------------------------ command line -> configs
 def parse_lengths(text: str):
     """"0,20,50" -> [0, 20, 50] (flow lengths; 0 = Gaussian q(X))."""
     try:
@@ -641,7 +144,35 @@ def parse_lengths(text: str):
     return lengths
 
 
-def main(argv=None):
+def training_config(args) -> GPLVFTraining:
+    """The training settings shared by protocols (a)-(c); ``seed`` is --train-seed, or --seed when not given."""
+    return GPLVFTraining(
+        latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs, batch_size=args.batch_size,
+        learning_rate=args.learning_rate, num_samples=args.num_samples,
+        seed=args.seed if args.train_seed is None else args.train_seed, kernel=args.kernel,
+        natgrad_gamma=args.natgrad_gamma, kl_x=args.kl_x, base_covariance=args.base_covariance, lr_decay=args.lr_decay,
+        flow_learning_rate=args.flow_learning_rate, local_learning_rate=args.local_learning_rate,
+        identity_at_zero=planar_identity_at_zero(args), encoder=args.encoder,
+    )
+
+
+def new_rows_settings(args) -> dict:
+    return dict(
+        training=training_config(args), center=args.center, predict_samples=args.predict_samples, seed=args.seed,
+        condition_fraction=args.condition_fraction, infer_steps=args.infer_steps, infer_decay=args.infer_decay,
+        infer_samples=args.infer_samples, logdir=args.logdir,
+    )
+
+
+def make_peer(args):
+    """The GPy peer as ``peer(train, target)``, or None (``--no-gpy``)."""
+    if not args.gpy:
+        return None
+    return lambda train, target: gpy_peer(train, target, latent_dim=args.latent_dim, num_inducing=args.num_inducing,
+                                          max_iters=args.gpy_iters, seed=args.seed, timeout=args.gpy_timeout)
+
+
+def build_parser():
     parser = base_parser(__doc__.split("\n")[0], figure_dir=True,
                          smoke=f"every protocol on the {SMALL_USERS} most active users x the {SMALL_ITEMS} most rated "
                                "items, 3 epochs, small Q and M, few inference steps")
@@ -702,8 +233,13 @@ def main(argv=None):
                         help="amortised q(x_n): GPLVF's tf_keras encoder maps each masked row to (mu_n, s_n); in (a) "
                              "the held-out users are scored at the encoder's q(x*) ('amortised') and after the q(x*) "
                              "fit started from it")
-    parser.add_argument("--base-covariance", choices=BASE_COVARIANCES, default="diagonal",
+    parser.add_argument("--base-covariance", choices=tuple(BASE_COVARIANCE_NAMES), default="diagonal",
                         help="q(x_n)'s base Gaussian: N(mu_n, diag s_n) or the paper's N(mu_n, s_n I) (eq. 2, 4)")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.infer_samples < 1:
         parser.error(f"--infer-samples must be >= 1, got {args.infer_samples}")
@@ -736,9 +272,16 @@ def main(argv=None):
         args.latent_dim = min(args.latent_dim, 3)
     results = {"config": arguments_record(args)}
 
+
     if "a" in protocols:
         data = small_slice(ratings) if args.smoke else ratings
-        results["a"] = protocol_a(data, args)
+        config = ProtocolA(**new_rows_settings(args), flows=args.flows, num_test_users=args.num_test_users,
+                           test_users=args.test_users, validation=args.validation,
+                           num_validation_users=args.num_validation_users, warm_start_epochs=args.warm_start_epochs)
+        results["a"] = run_protocol_a(data, config, peer=make_peer(args))
+        for name, row in results["a"].items():
+            if name.startswith(("gaussian", "planar_")):
+                row["paper_rmse"] = PAPER.get("table2_rmse", {}).get(name)
         rows = []
         for name, row in results["a"].items():
             rows.append({"q(X)": name, "RMSE": row.get("rmse"), "paper RMSE": row.get("paper_rmse"),
@@ -762,18 +305,20 @@ def main(argv=None):
             splits[split] = (sp.csr_matrix(train[nonempty]), sp.csr_matrix(test[nonempty]))
             if args.smoke:
                 break
-        results["b"] = protocol_b(splits, args)
-        names = ["gaussian" if k == 0 else f"planar_{k}" for k in args.flows_b]
+        config = ProtocolB(**new_rows_settings(args), flows=args.flows_b, peer_splits=tuple(args.gpy_splits))
+        results["b"] = run_protocol_b(splits, config, peer=None if args.smoke else make_peer(args))  # small runs: GPy in (a) only
+        names = [flow_name(k) for k in args.flows_b]
         print_table([dict(split=s, **r) for s, r in results["b"].items()],
                     ["split"] + [f"{n}_rmse" for n in names] + ["bias_rmse", "gpy_rmse"]
                     + [f"{n}_seconds_per_epoch" for n in names] + ["gpy_seconds_per_iter"],
                     title="(b) MovieLens 100K uK.base -> uK.test RMSE")
     if "c" in protocols:
-        data, g = (ratings, genres)
+        data = ratings
         if args.smoke:  # the slice's 60 most active users, 2 flow lengths
             args.flows_c = args.flows_c[:2]
             data = ratings[np.sort(np.argsort(-np.diff(ratings.indptr))[:SMALL_USERS])]
-        results["c"] = protocol_c(data, g, list(ml.items.genre_names), args)
+        config = ProtocolC(**new_rows_settings(args), flows=args.flows_c, figure_dir=args.figure_dir)
+        results["c"] = run_protocol_c(data, genres, list(ml.items.genre_names), config)
     write_results(results, args.output)
     return results
 

@@ -25,3 +25,5 @@ from . import serving
 from . import conditionals
 from . import recipes
 
+from . import kullback_leiblers
+from . import latents

@@ -18,10 +18,11 @@ Functions each model exports (``serving_functions(model)`` lists them), D the in
 * :class:`~gpflow_ext.models.SVDKL`: ``predict_proba(X [N, ...]) -> [N, C]`` (Monte Carlo with ``num_samples``
   stateless draws from ``seed``, both fixed at export: equal to ``model.predict_proba(X, num_samples, seed=seed)``)
   and ``features(X) -> [N, Q]`` (the scaled network features).
-* :class:`~gpflow_ext.models.GPLVF`: ``predict_f(x [N, Q]) -> (mean, var) [N, D]`` at latent points,
-  ``predict_y(x_mean [N, Q], x_var [N, Q], base_noise [J, N, Q]) -> (mean, var) [N, D]`` (equal to
-  ``model.predict_y(x_mean, x_var, num_samples=J, seed=s)`` with ``base_noise = model.base_noise(N, J, s)``), and
-  ``encode(values [N, D], mask [N, D]) -> (x_mean, x_var)`` for a model with an encoder.
+* :class:`~gpflow_ext.models.GPLVF`: ``predict_f(x [N, Q]) -> (mean, var) [N, D]`` and ``predict_y(x [N, Q])``
+  at latent points (as the model's), ``predict_y_marginal(x_mean [N, Q], x_var [N, Q], base_noise [J, N, Q])
+  -> (mean, var) [N, D]`` through q(x*) (equal to ``model.predict_y_marginal(x_mean, x_var, num_samples=J, seed=s)``
+  with ``base_noise = model.base_noise(N, J, s)``), and ``encode(values [N, D], mask [N, D]) -> (x_mean, x_var)``
+  for a model with an encoder.
 
 The module holds the model's variables, not the model: loading needs neither GPflow nor this package.
 """
@@ -128,9 +129,10 @@ def _gplvf_functions(model: GPLVF, **options: Any) -> Dict[str, Callable]:
     _no_options(model, options)
     dtype, Q, D = model_float_type(model), model.latent_dim, model.output_dim
     out = {
-        "predict_f": tf.function(lambda x: model.predict_f_at(x), input_signature=[_dense(Q, dtype, "x")]),
-        "predict_y": tf.function(
-            lambda x_mean, x_var, base_noise: model.predict_y_given_base_noise(x_mean, x_var, base_noise),
+        "predict_f": tf.function(lambda x: model.predict_f(x), input_signature=[_dense(Q, dtype, "x")]),
+        "predict_y": tf.function(lambda x: model.predict_y(x), input_signature=[_dense(Q, dtype, "x")]),
+        "predict_y_marginal": tf.function(
+            lambda x_mean, x_var, base_noise: model.predict_y_marginal_given_base_noise(x_mean, x_var, base_noise),
             input_signature=[
                 _dense(Q, dtype, "x_mean"), _dense(Q, dtype, "x_var"), tf.TensorSpec([None, None, Q], dtype, "base_noise")
             ],

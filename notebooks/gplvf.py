@@ -75,10 +75,11 @@ print("final epoch objective", history.final_objective)
 
 # %% [markdown]
 # ## Imputing the missing pixels
-# `predict_y` averages the GP prediction over samples of q(x_n) (mean and variance per entry).
+# `predict_y_marginal` averages the GP prediction over samples of q(x_n) (mean and variance per entry);
+# `predict_f` / `predict_y` are GPflow's, at given latent points.
 
 # %%
-mean, var = model.predict_y(*model.training_latents(), num_samples=20)
+mean, var = (t.numpy() for t in model.predict_y_marginal(*model.training_latents(), num_samples=20))
 missing = np.isnan(observed)
 column_mean = np.nanmean(observed, axis=0)
 rmse = np.sqrt(np.mean((np.clip(mean, 0, 1)[missing] - images[missing]) ** 2))
@@ -87,7 +88,7 @@ print(f"imputation RMSE: GPLVF {rmse:.4f}, column means {rmse_mean:.4f}")
 
 # %% [markdown]
 # Five digits: the original, what the model saw (missing pixels in red) and the imputed image
-# (observed pixels kept, missing ones from `predict_y`).
+# (observed pixels kept, missing ones from `predict_y_marginal`).
 
 # %%
 import matplotlib.pyplot as plt
@@ -107,11 +108,14 @@ plt.show()
 
 # %% [markdown]
 # ## New rows
-# For a new, partially observed row, `infer_latent` fits only its q(x*) with the model fixed;
+# For a new, partially observed row, `gpflow_ext.recipes.gplvf.infer_latent` fits only its q(x*) with the
+# model fixed (through `gpflow_ext.training.fit`);
 # `test_log_likelihood` is the paper's eq. 33 (Monte Carlo over x*).
 
 # %%
 new = observed[:5].copy()
-mu, s = model.infer_latent(new, num_steps=20 if quick else 200)
+from gpflow_ext.recipes.gplvf import infer_latent
+
+mu, s = infer_latent(model, new, num_steps=20 if quick else 200)
 held_out = np.where(missing[:5], images[:5], np.nan)  # score the pixels we never showed
 print("test log-likelihood per pixel:", model.test_log_likelihood(held_out, mu, s, num_samples=20))

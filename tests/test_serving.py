@@ -24,6 +24,7 @@ import gpflow_ext
 from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 from gpflow_ext.models import GPLVF, SVDKL, PreconditionedSVGP
+from gpflow_ext.recipes.gplvf import build_encoder, infer_latent
 from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
 from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid
 from gpflow_ext.serving import export, serving_functions, serving_module
@@ -81,7 +82,7 @@ def _build_gplvf():
     Y = rng.normal(size=(30, 5))
     Y[rng.random(Y.shape) < 0.3] = np.nan
     Y[:, 0] = rng.normal(size=30)  # no empty row
-    model = GPLVF(Y, latent_dim=2, num_inducing=5, flow=planar_flow(2, 2), encoder=True)
+    model = GPLVF(Y, latent_dim=2, num_inducing=5, flow=planar_flow(2, 2), encoder=build_encoder(5, 2))
     return model, model.training_data(), Y[:6]
 
 
@@ -118,8 +119,9 @@ def predictions(name, model, X_new):
     values = np.nan_to_num(X_new)
     mask = (~np.isnan(X_new)).astype(np.float64)
     return {
-        "predict_f": ((mean,), model.predict_f_at(tf.constant(mean))),
-        "predict_y": ((mean, var, noise), model.predict_y(mean, var, num_samples=5, seed=1)),
+        "predict_f": ((mean,), model.predict_f(tf.constant(mean))),
+        "predict_y": ((mean,), model.predict_y(tf.constant(mean))),
+        "predict_y_marginal": ((mean, var, noise), model.predict_y_marginal(mean, var, num_samples=5, seed=1)),
         "encode": ((values, mask), (mean, var)),
     }
 
@@ -293,12 +295,12 @@ def test_gplvf_infer_latent_and_test_log_likelihood(trained, prec):
     model = trained[prec]["GPLVF"]["model"]
     Y_new = trained[prec]["GPLVF"]["X_new"]
     with precision(prec):
-        mean, var = model.infer_latent(Y_new, num_steps=3)
+        mean, var = infer_latent(model, Y_new, num_steps=3)
         assert mean.dtype == var.dtype == PRECISIONS[prec]
         assert np.all(np.isfinite(mean)) and np.all(var > 0)
         ll = model.test_log_likelihood(Y_new, mean, var, num_samples=5)
-        per_row = model.predict_log_density(Y_new, mean, var, num_samples=5)
-        y_mean, y_var = model.predict_y(mean, var, num_samples=5)
+        per_row = model.predict_log_density_marginal(Y_new, mean, var, num_samples=5).numpy()
+        y_mean, y_var = (t.numpy() for t in model.predict_y_marginal(mean, var, num_samples=5))
     assert np.isfinite(ll) and per_row.dtype == PRECISIONS[prec]
     assert y_mean.dtype == PRECISIONS[prec] and np.all(y_var > 0)
 

@@ -23,7 +23,7 @@ from gpflow_ext.inducing_variables.subspace import subspace_basis
 from gpflow_ext.likelihoods.mixed_softmax import MixedSoftmax
 from gpflow_ext.likelihoods.multilabel import MultiLabelBernoulli
 from gpflow_ext.models import GPLVF, MLGPF, SVDKL, PreconditionedSVGP
-from gpflow_ext.models.gplvf import make_kernel
+from gpflow_ext.recipes.gplvf import infer_latent, make_kernel
 from gpflow_ext.models import SoftmaxNetwork
 from gpflow_ext.variational import FreeInducingPoints
 from gpflow_ext.training import fit
@@ -296,13 +296,15 @@ OTHER_CASES = [
     ("psvgp-predict-3d", ValueError, r"`Xnew` must be a 2-D matrix", lambda p: p["psvgp"].predict_f(p["X"][None])),
     ("psvgp-predict-D", ValueError, r"`Xnew` has 5 columns but the inducing inputs have D = 6",
      lambda p: p["psvgp"].predict_f(p["X"][:, :5])),
-    ("gplvf-predict-latents", ValueError, r"x_mean must have shape \[N, 2\]", lambda p: p["gplvf"].predict_y(np.zeros((3, 3)), np.ones((3, 3)))),
+    ("gplvf-predict-latents", ValueError, r"x_mean must have shape \[N, 2\]",
+     lambda p: p["gplvf"].predict_y_marginal(np.zeros((3, 3)), np.ones((3, 3)))),
     ("gplvf-predict-variance", ValueError, r"x_var must be strictly positive",
-     lambda p: p["gplvf"].predict_y(np.zeros((3, 2)), -np.ones((3, 2)))),
+     lambda p: p["gplvf"].predict_y_marginal(np.zeros((3, 2)), -np.ones((3, 2)))),
+    ("gplvf-predict-points", ValueError, r"Xnew must have 2 columns", lambda p: p["gplvf"].predict_y(np.zeros((3, 3)))),
     ("gplvf-log-density-width", ValueError, r"Y_test must have width D=6",
-     lambda p: p["gplvf"].predict_log_density(np.zeros((3, 4)), np.zeros((3, 2)), np.ones((3, 2)))),
-    ("gplvf-infer-steps", ValueError, r"num_steps must be >= 0", lambda p: p["gplvf"].infer_latent(p["Yobs"][:2], num_steps=-1)),
-    ("gplvf-infer-width", ValueError, r"Y_new must have width D=6", lambda p: p["gplvf"].infer_latent(p["Yobs"][:2, :5])),
+     lambda p: p["gplvf"].predict_log_density_marginal(np.zeros((3, 4)), np.zeros((3, 2)), np.ones((3, 2)))),
+    ("gplvf-infer-steps", ValueError, r"num_steps must be >= 0", lambda p: infer_latent(p["gplvf"], p["Yobs"][:2], num_steps=-1)),
+    ("gplvf-infer-width", ValueError, r"Y_new must have width D=6", lambda p: infer_latent(p["gplvf"], p["Yobs"][:2, :5])),
     ("metrics-k-float", TypeError, r"k must be an integer >= 1, got 1\.5",
      lambda p: metrics.precision_at_k(p["Ymulti"], p["rng"].normal(size=(N, K)), 1.5)),
     ("metrics-k-large", ValueError, r"k=6 exceeds the number of labels K=5",

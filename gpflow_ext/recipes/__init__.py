@@ -6,3 +6,6 @@ the experiment scripts are thin command lines over these functions.
 from . import mlgpf
 from . import xmc_baselines
 from . import svdkl
+from . import gplvf
+from . import gplvf_images
+from . import movielens

@@ -9,8 +9,9 @@ never has to read a TensorFlow traceback from inside a traced graph.
 * Arrays: :func:`check_data` (a tuple of arrays with equal first dimension), :func:`check_input_matrix`
   (inputs ``X [N, D]``), :func:`check_class_labels` (class indices), :func:`check_multilabel_labels`
   (0/1 label matrices), :func:`check_observations` (values with missing entries and masks),
-  :func:`check_row_index` (row indices of local parameters); for classifiers on a tf_keras network
-  :func:`validate_classification_data`, :func:`check_network_dtype`, :func:`check_classifier_data`.
+  :func:`check_row_index` (row indices of local parameters), :func:`check_latents` (base Gaussians (μ, s)),
+  :func:`check_rows_with_missing_data` (GPLVF's (values, mask, row index)); for classifiers on a tf_keras
+  network :func:`validate_classification_data`, :func:`check_network_dtype`, :func:`check_classifier_data`.
 * The data-check hook :func:`check_training_data` (``functools.singledispatch``): what a training loop
   calls on ``(model, data)`` before anything is traced. It returns the data as a tuple of numpy /
   ``scipy.sparse`` arrays, normalised the way the model's ``training_loss`` expects, or raises naming
@@ -32,6 +33,7 @@ from .classifiers import check_classifier_data, check_network_dtype, layer_input
 from .hook import check_regression_data, check_training_data, inducing_input_dim
 from .labels import check_class_labels, check_multilabel_labels, check_observations, check_row_index
 from .labels import check_multilabel_data, labels_to_csr
+from .latents import check_equal_variances, check_latents, check_rows_with_missing_data
 
 __all__ = [
     "check_data",
@@ -57,4 +59,7 @@ __all__ = [
     "check_network_dtype",
     "check_classifier_data",
     "layer_input_shape",
+    "check_latents",
+    "check_equal_variances",
+    "check_rows_with_missing_data",
 ]
