@@ -18,7 +18,7 @@ from typing import Optional, Tuple, Union
 import numpy as np
 import scipy.sparse
 import tensorflow as tf
-import gpflow
+
 from gpflow.base import Parameter
 from gpflow.config import default_float
 from gpflow.keras import tf_keras
