@@ -22,6 +22,7 @@ import tensorflow as tf
 from gpflow.base import Parameter
 from gpflow.config import default_float
 from gpflow.keras import tf_keras
+from check_shapes import check_shapes
 from gpflow.utilities import positive
 
 from ._deprecation import REMOVED_IN
@@ -117,6 +118,7 @@ def as_base_covariance(value: Union[None, str, BaseCovariance]) -> BaseCovarianc
     )
 
 
+@check_shapes("return: [S, B, Q]")
 def draw_base_noise(generator: tf.random.Generator, num_samples: int, num_rows, latent_dim: int) -> tf.Tensor:
     """The standard-normal base draws ε [S, B, Q] of one Monte Carlo evaluation of the bound (training and the
     q(x*) fit of new rows), from ``generator``."""
@@ -139,6 +141,13 @@ class PerRowLatents(tf.Module):
     def local_variables(self):
         return list(self.X_mean.variables) + list(self.X_var.variables)
 
+    @check_shapes(
+        "values: [B, D]",
+        "mask: [B, D]",
+        "row_index: [B]",
+        "return[0]: [B, Q]",
+        "return[1]: [B, Q]",
+    )
     def __call__(self, values, mask, row_index) -> Tuple[tf.Tensor, tf.Tensor]:
         row_index = tf.cast(row_index, tf.int64)
         x_mean = tf.gather(self.X_mean, row_index)  # [B, Q]
@@ -168,6 +177,12 @@ class EncoderLatents(tf.Module):
     def local_variables(self):
         return list(self.network.trainable_variables)
 
+    @check_shapes(
+        "values: [B, D]",
+        "mask: [B, D]",
+        "return[0]: [B, Q]",
+        "return[1]: [B, Q]",
+    )
     def __call__(self, values, mask, row_index=None) -> Tuple[tf.Tensor, tf.Tensor]:
         mask = tf.cast(mask, default_float())
         out = self.network(tf.concat([values * mask, mask], axis=-1))  # [B, 2Q]

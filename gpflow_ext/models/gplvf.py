@@ -232,6 +232,15 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
             self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten
         )
 
+    @check_shapes(
+        "values: [B, D]",
+        "mask: [B, D]",
+        "x_mean: [B, Q]",
+        "x_var: [B, Q]",
+        "base_noise: [S, B, Q]",
+        "return[0]: [B]",
+        "return[1]: [B]",
+    )
     def row_terms(self, values, mask, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         """Per-row (E_q log p(y_o | x, u) [B], KL(q(x_n)‖p(x_n)) [B]) from base noise [S, B, Q], with f at the
         observed (row, output) pairs only (eq. 5, 17-21)."""
@@ -293,6 +302,13 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
         x0 = tf.cast(x_mean, dtype) + tf.sqrt(tf.cast(x_var, dtype)) * tf.cast(base_noise, dtype)
         return flow_forward_and_log_det(self.flow, x0)[0]  # [J, N*, Q]
 
+    @check_shapes(
+        "x_mean: [N, Q]",
+        "x_var: [N, Q]",
+        "base_noise: [J, N, Q]",
+        "return[0]: [N, D]",
+        "return[1]: [N, D]",
+    )
     def predict_y_marginal_given_base_noise(self, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         """Monte Carlo moments of y* over x* = g(μ* + √s* ε) for given base draws ε [J, N*, Q]: mean [N*, D] and
         variance [N*, D] (σ² included). The graph-friendly core of :meth:`predict_y_marginal`."""
