@@ -22,6 +22,7 @@ from .xmc_text import (
     write_xmc_text,
 )
 from .xmc_types import MultiLabelData, select_rows
+from .xmc_stream import XMCTextSource, XMCTFRecordSource, sparse_batch_to_csr, write_xmc_tfrecords
 
 __all__ = [
     "MultiLabelData",
@@ -35,4 +36,8 @@ __all__ = [
     "read_mulan_labels",
     "read_mulan_arff",
     "select_rows",
+    "XMCTextSource",
+    "XMCTFRecordSource",
+    "write_xmc_tfrecords",
+    "sparse_batch_to_csr",
 ]
