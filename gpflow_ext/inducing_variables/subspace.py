@@ -151,6 +151,26 @@ def _svd_via_gram(X: Any, rank: int) -> Tuple[Optional[np.ndarray], np.ndarray, 
     return U, S, Vt
 
 
+def _kmeans_weights(coords: np.ndarray, num_inducing: int, rank: int, seed: int, max_iter: int,
+                    sampled: str) -> np.ndarray:
+    """A [M, R]: k-means centres of the rows' coordinates in the basis (Section 2.2).
+
+    k-means runs on the distinct rows weighted by their counts (the same objective as on all rows):
+    with fewer distinct rows than M, k-means would return repeated centres: a singular K_ZZ (its
+    float32 Cholesky gives NaN without an error; with jitter the repeats are wasted)."""
+    coords, counts = _distinct_rows(coords)
+    if coords.shape[0] < num_inducing:
+        raise ValueError(
+            f"`num_inducing`={num_inducing} exceeds the {coords.shape[0]} distinct rows of X in its "
+            f"rank-{rank} subspace{sampled}: repeated inducing inputs make K_ZZ singular; use "
+            f"num_inducing <= {coords.shape[0]}"
+        )
+    from sklearn.cluster import KMeans
+
+    kmeans = KMeans(n_clusters=int(num_inducing), n_init=1, max_iter=max_iter, random_state=seed)
+    return kmeans.fit(coords, sample_weight=counts).cluster_centers_
+
+
 class SubspaceInducingPoints(InducingVariables):
     """Inducing inputs restricted to a fixed R-dimensional subspace: Z = A X̃ (eq. 4).
 
@@ -235,23 +255,51 @@ class SubspaceInducingPoints(InducingVariables):
         subsampled = kmeans_sample is not None and N > kmeans_sample
         if subsampled:
             coords = coords[rng.choice(N, size=kmeans_sample, replace=False)]
-        # k-means on the distinct rows weighted by their counts (the same objective as on all rows):
-        # with fewer distinct rows than M, k-means would return repeated centres: a singular K_ZZ
-        # (its float32 Cholesky gives NaN without an error; with jitter the repeats are wasted)
-        coords, counts = _distinct_rows(coords)
-        if coords.shape[0] < num_inducing:
-            sampled = f" (in a random sample of kmeans_sample={kmeans_sample} rows)" if subsampled else ""
-            raise ValueError(
-                f"`num_inducing`={num_inducing} exceeds the {coords.shape[0]} distinct rows of X in its "
-                f"rank-{rank} subspace{sampled}: repeated inducing inputs make K_ZZ singular; use "
-                f"num_inducing <= {coords.shape[0]}"
-            )
-        from sklearn.cluster import KMeans
+        sampled = f" (in a random sample of kmeans_sample={kmeans_sample} rows)" if subsampled else ""
+        A = _kmeans_weights(coords, num_inducing, rank, seed, kmeans_max_iter, sampled)
+        return cls(Vt, A, trainable_A=trainable_A)
 
-        kmeans = KMeans(
-            n_clusters=int(num_inducing), n_init=1, max_iter=kmeans_max_iter, random_state=seed
-        ).fit(coords, sample_weight=counts)
-        return cls(Vt, kmeans.cluster_centers_, trainable_A=trainable_A)
+    @classmethod
+    def from_stream(
+        cls,
+        blocks: Any,
+        num_inducing: int,
+        rank: int,
+        num_features: int,
+        seed: int = 0,
+        *,
+        passes: int = 3,
+        oversample: Optional[int] = None,
+        trainable_A: bool = True,
+        kmeans_max_iter: int = 100,
+        kmeans_sample: int = 20_000,
+        work_dtype: Any = np.float64,
+    ) -> "SubspaceInducingPoints":
+        """Build X̃ and A as :meth:`from_data` does, from data read in row blocks (Section 2.2).
+
+        X̃ comes from a randomized subspace iteration on XᵀX with ``passes`` passes over the
+        blocks (:func:`~gpflow_ext.inducing_variables.subspace_stream.streamed_subspace_basis`; exact
+        when rank(X) <= R + oversampling), A from k-means on the coordinates X_s X̃ᵀ of
+        ``kmeans_sample`` random rows (computed in the last pass). X is never held whole.
+
+        :param blocks: a function returning a fresh iterable of row blocks each call (e.g.
+            ``gpflow_ext.data.XMCTextSource(...).blocks``) or a re-iterable such as a list or a
+            ``tf.data.Dataset`` of ``(X, Y)`` batches; blocks are scipy.sparse, numpy or tf tensors.
+        :param num_features: D.
+        :param work_dtype: float type of the [D, R + oversample] work arrays (``np.float32`` halves them).
+        """
+        from .subspace_stream import streamed_subspace_basis
+
+        num_inducing = check_positive_int(num_inducing, "num_inducing")
+        basis = streamed_subspace_basis(
+            blocks, rank, num_features, passes=passes, oversample=oversample, kmeans_sample=kmeans_sample,
+            seed=seed, dtype=work_dtype,
+        )
+        if num_inducing > basis.num_data:
+            raise ValueError(f"`num_inducing` must satisfy 1 <= num_inducing <= N = {basis.num_data}, got {num_inducing}")
+        sampled = f" (in a random sample of kmeans_sample={kmeans_sample} rows)" if basis.num_data > kmeans_sample else ""
+        A = _kmeans_weights(basis.coords, num_inducing, rank, seed, kmeans_max_iter, sampled)
+        return cls(basis.Vt, A, trainable_A=trainable_A)
 
     @property  # type: ignore[misc]
     @check_shapes("return: []")
