@@ -122,8 +122,9 @@ def streamed_subspace_basis(
     extra = 10 + rank // 10 if oversample is None else int(oversample)
     width = min(rank + max(extra, 0), num_features)  # L
     rng = np.random.default_rng(seed)
-    Q = _orthonormal(rng.standard_normal((num_features, width)).astype(dtype))  # [D, L]
-    Y, num_data, _ = _gram_times(blocks, Q)  # [D, L] = G Ω
+    omega = rng.standard_normal((num_features, width)).astype(dtype)  # [D, L]
+    Y, num_data, _ = _gram_times(blocks, omega)  # [D, L] = G Ω
+    del omega
     if num_data < rank:
         raise ValueError(f"`rank`={rank} exceeds the {num_data} rows of the data")
     sample = np.sort(rng.choice(num_data, size=min(kmeans_sample, num_data), replace=False))
