@@ -23,6 +23,7 @@ if not __package__:  # `python benchmarks/amazoncat_scale.py`: the repository ro
 import argparse
 import json
 import resource
+import sys
 import time
 from pathlib import Path
 
@@ -55,6 +56,13 @@ def data_statistics(path, sample_rows: int = 0, seed: int = 0):
             kept.append(block.X[rng.random(block.X.shape[0]) < sample_rows / N])
     sample = sp.vstack(kept, format="csr") if kept else None
     return counts, sq / N, N, D, K, sample
+
+
+def _record(name: str, phases: dict, cpu: dict, start: float, cpu_start: float) -> None:
+    """Store a phase's wall and CPU seconds and report them on stderr."""
+    phases[name], cpu[name] = time.perf_counter() - start, cpu_seconds() - cpu_start
+    print(f"{name}: {phases[name]:.1f} s wall, {cpu[name]:.1f} s CPU, peak RSS {peak_rss_gb():.2f} GB",
+          file=sys.stderr, flush=True)
 
 
 class StepTimes:
@@ -108,8 +116,7 @@ def run(args) -> dict:
     tf.random.set_seed(args.seed)
     start, cpu_start = time.perf_counter(), cpu_seconds()
     counts, mean_sq, N, D, K, sample = data_statistics(args.train, args.basis_sample, args.seed)
-    phases["statistics"] = time.perf_counter() - start
-    cpu["statistics"] = cpu_seconds() - cpu_start
+    _record("statistics", phases, cpu, start, cpu_start)
     result.update(N=N, D=D, K=K, R=args.rank, M=args.num_inducing, P=args.num_latent_gps, B=args.batch_size)
     result["rss_gb_after_statistics"] = peak_rss_gb()
 
@@ -117,8 +124,7 @@ def run(args) -> dict:
         start, cpu_start = time.perf_counter(), cpu_seconds()
         if not (Path(args.tfrecord_dir) / "xmc_meta.json").exists():
             write_xmc_tfrecords(args.train, args.tfrecord_dir, rows_per_shard=args.rows_per_shard)
-        phases["tfrecord_conversion"] = time.perf_counter() - start
-        cpu["tfrecord_conversion"] = cpu_seconds() - cpu_start
+        _record("tfrecord_conversion", phases, cpu, start, cpu_start)
         source = XMCTFRecordSource(args.tfrecord_dir, args.batch_size, args.shuffle_buffer, args.seed)
     else:
         source = XMCTextSource(args.train, args.batch_size, args.shuffle_buffer, args.seed)
@@ -130,8 +136,7 @@ def run(args) -> dict:
         blocks, args.num_inducing, min(args.rank, D), D, seed=args.seed, passes=args.passes,
         kmeans_max_iter=10, kmeans_sample=args.kmeans_sample, work_dtype=work_dtype)
     del sample, blocks
-    phases["basis"] = time.perf_counter() - start
-    cpu["basis"] = cpu_seconds() - cpu_start
+    _record("basis", phases, cpu, start, cpu_start)
     result["rss_gb_after_basis"] = peak_rss_gb()
 
     frequency = np.clip(counts / N, 0.5 / N, 1.0 - 0.5 / N)
@@ -145,8 +150,7 @@ def run(args) -> dict:
                   checkpoint_dir=args.checkpoint_dir, checkpoint_every_steps=args.checkpoint_every_steps,
                   resume=False if args.checkpoint_dir else "auto",
                   callbacks=[timer.callback], progress=False)
-    phases["training"] = time.perf_counter() - start
-    cpu["training"] = cpu_seconds() - cpu_start
+    _record("training", phases, cpu, start, cpu_start)
     result["rss_gb_after_training"] = peak_rss_gb()
     steps = len(timer.times)
     result["steps_trained"] = steps
@@ -159,8 +163,7 @@ def run(args) -> dict:
 
     start, cpu_start = time.perf_counter(), cpu_seconds()
     result.update(evaluate(model, args.test, args.max_test_rows))
-    phases["evaluation"] = time.perf_counter() - start
-    cpu["evaluation"] = cpu_seconds() - cpu_start
+    _record("evaluation", phases, cpu, start, cpu_start)
     result["phases_seconds"] = phases
     result["phases_cpu_seconds"] = cpu
     result["training_cpu_seconds_per_step"] = cpu["training"] / max(steps, 1)
