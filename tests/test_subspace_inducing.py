@@ -336,3 +336,15 @@ def test_from_stream_bad_input():
     shrinking = lambda: [X[: 400 - 10 * next(calls)]]  # noqa: E731
     with pytest.raises(ValueError, match="same rows every time"):
         SubspaceInducingPoints.from_stream(shrinking, 5, 4, 90)
+
+
+def test_declared_orthonormal_basis_skips_the_gram_and_is_checked():
+    X = _decaying(seed=4)
+    reference = SubspaceInducingPoints.from_data(X, 6, 5)
+    declared = SubspaceInducingPoints(reference.basis.numpy(), reference.A.numpy(), orthonormal=True)
+    assert declared.orthonormal_basis
+    np.testing.assert_array_equal(declared.basis_gram.numpy(), np.eye(5))
+    kernel = gpflow.kernels.Linear(variance=0.5)
+    np.testing.assert_allclose(Kuu(declared, kernel).numpy(), Kuu(reference, kernel).numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match="not orthonormal"):
+        SubspaceInducingPoints(2.0 * reference.basis.numpy(), reference.A.numpy(), orthonormal=True)
