@@ -20,15 +20,18 @@ if not __package__:  # `python benchmarks/amazoncat_scale.py`: the repository ro
 
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import argparse
-import json
-import resource
-import sys
-import time
-from pathlib import Path
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
-import numpy as np
-import scipy.sparse as sp
+import json  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+from experiments.common import base_parser  # noqa: E402
 
 
 def cpu_seconds() -> float:
@@ -184,10 +187,9 @@ def run(args) -> dict:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, logdir=False)
     parser.add_argument("--train", type=Path, required=True)
     parser.add_argument("--test", type=Path, required=True)
-    parser.add_argument("--output", type=Path, default=None)
     parser.add_argument("--rank", type=int, default=2000, help="R")
     parser.add_argument("--num-inducing", type=int, default=500, help="M")
     parser.add_argument("--num-latent-gps", type=int, default=30, help="P")
@@ -208,7 +210,6 @@ def main(argv=None) -> dict:
     parser.add_argument("--checkpoint-dir", type=Path, default=None)
     parser.add_argument("--checkpoint-every-steps", type=int, default=None)
     parser.add_argument("--max-test-rows", type=int, default=0, help="evaluate on the first rows only (0: all)")
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     result = run(args)
     text = json.dumps(result, indent=1)

@@ -21,15 +21,17 @@ if not __package__:  # `python benchmarks/amazoncat_synth.py`: the repository ro
 
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import argparse
-import json
-import time
-from pathlib import Path
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
-import numpy as np
-import scipy.sparse as sp
+import json  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
-from gpflow_ext.data import XMCTextWriter
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+from experiments.common import base_parser  # noqa: E402
+from gpflow_ext.data import XMCTextWriter  # noqa: E402
 
 #: AmazonCat-13K as published (Extreme Classification Repository).
 AMAZONCAT = dict(num_train=1_186_239, num_test=306_782, num_features=203_882, num_labels=13_330,
@@ -120,7 +122,7 @@ def write_split(generator: AmazonCatLike, path: Path, num_rows: int, block_rows:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, output=False, logdir=False)
     parser.add_argument("--out", type=Path, required=True, help="folder for train.txt and test.txt")
     parser.add_argument("--num-train", type=int, default=AMAZONCAT["num_train"])
     parser.add_argument("--num-test", type=int, default=AMAZONCAT["num_test"])
@@ -129,7 +131,6 @@ def main(argv=None) -> dict:
     parser.add_argument("--nnz-per-row", type=float, default=AMAZONCAT["nnz_per_row"])
     parser.add_argument("--labels-per-row", type=float, default=AMAZONCAT["labels_per_row"])
     parser.add_argument("--rank", type=int, default=32, help="rank of the planted feature -> label map")
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     generator = AmazonCatLike(args.num_features, args.num_labels, args.nnz_per_row, args.labels_per_row,
