@@ -13,6 +13,7 @@ __version__ = "0.1.0"  # the one version source: pyproject.toml reads it
 from . import bijectors
 from . import config
 from . import covariances
+from . import posteriors
 from . import data
 from . import inducing_variables
 from . import likelihoods
