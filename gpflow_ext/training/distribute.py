@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence, Tuple
 
 import tensorflow as tf
 
-from .step import finite_flags, loss_and_gradients
+from .step import finite_flags, loss_and_gradients, objective
 from .updates import Stage
 
 __all__ = ["check_strategy", "is_chief", "DistributedStep", "split_rows"]
@@ -57,16 +57,17 @@ def split_rows(strategy: tf.distribute.Strategy, rows: tf.Tensor):
 
 
 class DistributedStep:
-    """``compute(rows) -> (objective, (per-replica grads, flags))`` and ``apply(grads)``."""
+    """``compute(rows, seed) -> (objective, (per-replica grads, flags))`` and ``apply(grads)``; each replica
+    evaluates its share of the rows with per-row random numbers keyed by ``(seed, global row index)``."""
 
     def __init__(self, strategy, model, stage: Stage, gather: Callable, dtype: tf.DType, internal: bool):
         self.strategy = strategy
         variables = stage.variables
         replicas = strategy.num_replicas_in_sync
 
-        def replica_compute(rows):
+        def replica_compute(rows, seed):
             if internal:  # every replica evaluates the full objective / R
-                loss, grads = loss_and_gradients(lambda: model.training_loss(), variables,
+                loss, grads = loss_and_gradients(objective(model, internal=True), variables,
                                                  tf.constant(1.0 / replicas, dtype))
                 return loss, grads, tf.cast(tf.logical_not(finite_flags(loss, grads)), tf.int32)
             batch = gather(rows)
@@ -74,7 +75,7 @@ class DistributedStep:
             total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
 
             def weighted():
-                loss, grads = loss_and_gradients(lambda: model.training_loss(batch), variables, local / total)
+                loss, grads = loss_and_gradients(objective(model, batch, (seed, rows)), variables, local / total)
                 return loss, [tf.convert_to_tensor(g) for g in grads]  # IndexedSlices -> dense for tf.cond
 
             def empty():  # a replica that got no rows from a short last batch
@@ -83,8 +84,8 @@ class DistributedStep:
             loss, grads = tf.cond(local > 0, weighted, empty)
             return loss, grads, tf.cast(tf.logical_not(finite_flags(loss, grads)), tf.int32)
 
-        def compute(rows=None) -> Tuple[tf.Tensor, Any]:
-            loss, grads, bad = strategy.run(replica_compute, args=(rows,))
+        def compute(rows=None, seed=None) -> Tuple[tf.Tensor, Any]:
+            loss, grads, bad = strategy.run(replica_compute, args=(rows, seed))
             loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
             bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)  # [1 + V] replicas failing
             return loss, (grads, tf.equal(bad, 0))
