@@ -34,6 +34,7 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from ..covariances.subspace import inducing_covariances, to_input_tensor
 from ..inducing_variables.subspace import SubspaceInducingPoints
 from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabelBernoulli
+from ..randomness import noise_seed_and_rows, row_uniform
 from ..validation import (
     check_input_matrix,
     check_multilabel_labels,
@@ -129,7 +130,8 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
     :param q_mu, q_sigma: initial μ, Σ-diagonals [M, P] of the preconditioned q(u_p).
     :param sigma_floor: lower bound on Σ entries (the paper's 1e-6).
     :param num_gauss_hermite_points: quadrature points for the 1-D expectations (eq. 21).
-    :param seed: seeds Φ's initialisation and the negative-label sampler.
+    :param seed: seeds Φ's initialisation and, outside ``fit``, the negative-label sampler (under ``fit``
+        the draws are keyed by fit's seed, the step and the row index: :mod:`gpflow_ext.randomness`).
 
     Data for :meth:`elbo` / ``training_loss`` is ``(X, Y)``: X dense ``[B, D]`` or a
     ``tf.SparseTensor`` (what ``gpflow_ext.training.fit`` makes of CSR rows), Y a
@@ -290,11 +292,10 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         )  # [], [B, P], [B, P]: one Cholesky and one L⁻¹ per step
         h_var = tf.maximum(h_var, 0.0)
         uniform = None
-        if self.num_negative_samples is not None:
-            batch = tf.shape(h_mean)[0]
-            uniform = self._label_sampler.uniform(
-                tf.stack([batch, self.num_negative_samples]), dtype=h_mean.dtype
-            )  # [B, S]
+        if self.num_negative_samples is not None:  # per-row draws keyed by (seed, step, row index): see
+            # gpflow_ext.randomness (fit's seed and step; outside fit a fresh seed from the model's generator)
+            seed, rows = noise_seed_and_rows(self._label_sampler, tf.shape(h_mean)[0])
+            uniform = row_uniform(seed, rows, self.num_negative_samples, h_mean.dtype)  # [B, S]
         per_row = self.likelihood.sparse_variational_expectations(
             h_mean, h_var, labels, self.num_negative_samples, uniform
         )  # [B]
