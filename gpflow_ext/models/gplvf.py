@@ -42,6 +42,7 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin, Interna
 from gpflow.utilities import positive, triangular
 
 from ..bijectors.planar import flow_forward_and_log_det
+from ..randomness import noise_seed_and_rows, row_normal
 from ..training.schedules import decayed_learning_rate
 from ..validation import (
     check_data_tuple,
@@ -609,10 +610,11 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
     def elbo(self, data) -> tf.Tensor:
         """Unbiased minibatch estimate of the bound; ``data`` = (values [B, D], mask [B, D], row index [B])."""
-        batch_size = tf.shape(data[0])[0]
-        base_noise = self.noise_generator.normal(
-            [self.num_samples, batch_size, self.latent_dim], dtype=default_float()
-        )  # [S, B, Q]
+        # per-row draws keyed by (seed, step, row index): see gpflow_ext.randomness (fit's seed and step;
+        # outside fit a fresh seed from the model's generator)
+        seed, rows = noise_seed_and_rows(self.noise_generator, tf.shape(data[0])[0])
+        noise = row_normal(seed, rows, self.num_samples * self.latent_dim, default_float())  # [B, S*Q]
+        base_noise = tf.transpose(tf.reshape(noise, [-1, self.num_samples, self.latent_dim]), [1, 0, 2])  # [S, B, Q]
         return self.elbo_given_base_noise(data, base_noise)
 
     def maximum_log_likelihood_objective(self, data) -> tf.Tensor:
