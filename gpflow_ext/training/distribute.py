@@ -7,6 +7,8 @@ replica; each replica gathers its rows, weights its objective by its share of th
 summed by the strategy when the optimizer applies them. The finite check runs between the two
 compiled calls, so every replica agrees on applying or not.
 """
+import json
+import os
 from typing import Any, Callable, Sequence, Tuple
 
 import tensorflow as tf
@@ -14,7 +16,41 @@ import tensorflow as tf
 from .step import finite_flags, loss_and_gradients, objective
 from .updates import Stage
 
-__all__ = ["check_strategy", "is_chief", "DistributedStep", "split_rows"]
+__all__ = ["check_strategy", "is_chief", "DistributedStep", "split_rows", "multi_worker_strategy"]
+
+_COMMUNICATION = {
+    "auto": tf.distribute.experimental.CommunicationImplementation.AUTO,
+    "ring": tf.distribute.experimental.CommunicationImplementation.RING,
+    "nccl": tf.distribute.experimental.CommunicationImplementation.NCCL,
+}
+
+
+def multi_worker_strategy(communication: str = "ring") -> tf.distribute.MultiWorkerMirroredStrategy:
+    """A ``tf.distribute.MultiWorkerMirroredStrategy`` for the cluster in ``TF_CONFIG`` (set by
+    ``python -m gpflow_ext.training.launch`` or a cluster manager; without it, a cluster of one).
+
+    Call it at program start, before any TensorFlow operation runs (collective ops are configured when
+    TensorFlow starts). ``communication``: ``"ring"`` (gRPC all-reduce, CPU workers), ``"nccl"`` (GPUs)
+    or ``"auto"``.
+    """
+    if communication not in _COMMUNICATION:
+        raise ValueError(f"communication must be one of {sorted(_COMMUNICATION)}, got {communication!r}")
+    config = os.environ.get("TF_CONFIG")
+    if config:
+        try:
+            cluster = json.loads(config)["cluster"]
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"TF_CONFIG must be JSON with a 'cluster' entry, got {config[:200]!r}") from err
+        if not isinstance(cluster, dict) or not any(cluster.get(kind) for kind in ("chief", "worker")):
+            raise ValueError(f"TF_CONFIG names no 'chief' or 'worker' task: {config[:200]!r}")
+    options = tf.distribute.experimental.CommunicationOptions(implementation=_COMMUNICATION[communication])
+    try:
+        return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    except RuntimeError as err:
+        raise RuntimeError(
+            "multi_worker_strategy() must be called at program start, before any TensorFlow operation "
+            f"(TensorFlow said: {err})"
+        ) from err
 
 
 def check_strategy(strategy: Any, variables: Sequence[tf.Variable], stages: Sequence[Stage] = ()) -> None:
