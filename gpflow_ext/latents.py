@@ -26,6 +26,7 @@ from check_shapes import check_shapes
 from gpflow.utilities import positive
 
 from ._deprecation import REMOVED_IN
+from .randomness import noise_seed_and_rows, row_normal
 from .validation import check_equal_variances, check_latents
 
 __all__ = [
@@ -121,8 +122,12 @@ def as_base_covariance(value: Union[None, str, BaseCovariance]) -> BaseCovarianc
 @check_shapes("return: [S, B, Q]")
 def draw_base_noise(generator: tf.random.Generator, num_samples: int, num_rows, latent_dim: int) -> tf.Tensor:
     """The standard-normal base draws ε [S, B, Q] of one Monte Carlo evaluation of the bound (training and the
-    q(x*) fit of new rows), from ``generator``."""
-    return generator.normal([num_samples, num_rows, latent_dim], dtype=default_float())  # [S, B, Q]
+    q(x*) fit of new rows)."""
+    # per-row draws keyed by (seed, step, row index) under fit, so that they do not depend on how rows are split
+    # over minibatches, replicas or workers (gpflow_ext.randomness); outside fit a fresh seed from ``generator``
+    seed, rows = noise_seed_and_rows(generator, num_rows)
+    noise = row_normal(seed, rows, num_samples * latent_dim, default_float())  # [B, S*Q]
+    return tf.transpose(tf.reshape(noise, [-1, num_samples, latent_dim]), [1, 0, 2])  # [S, B, Q]
 
 
 class PerRowLatents(tf.Module):
