@@ -102,15 +102,27 @@ def _row_mantissas(seed: tf.Tensor, rows: tf.Tensor, num: int) -> tf.Tensor:
     return both[:, :num]  # [B, num]
 
 
+_MANTISSA_BITS = {tf.float64: 52, tf.float32: 23, tf.float16: 10, tf.bfloat16: 7}
+
+
+def _unit_interval(mantissa: tf.Tensor, dtype: tf.DType, offset: float) -> tf.Tensor:
+    """``(top bits + offset) · 2^-bits`` in ``dtype`` (its mantissa width; float64 keeps all 52 bits), computed
+    in ``dtype`` only."""
+    dtype = tf.as_dtype(dtype)
+    if dtype not in _MANTISSA_BITS:
+        raise ValueError(f"dtype must be a floating type ({', '.join(d.name for d in _MANTISSA_BITS)}), got {dtype.name}")
+    bits = _MANTISSA_BITS[dtype]
+    top = tf.bitwise.right_shift(mantissa, tf.constant(52 - bits, tf.uint64))  # [B, num] < 2^bits
+    return (tf.cast(top, dtype) + tf.constant(offset, dtype)) * tf.constant(2.0**-bits, dtype)
+
+
 def row_uniform(seed: tf.Tensor, rows: tf.Tensor, num: int, dtype: tf.DType = tf.float64) -> tf.Tensor:
-    """U[0, 1) draws [B, num]: row ``rows[b]``'s first ``num`` numbers under ``seed`` (float64, then cast)."""
-    mantissa = _row_mantissas(seed, rows, num)  # [B, num]
-    return tf.cast(tf.cast(mantissa, tf.float64) * 2.0**-52, dtype)
+    """U[0, 1) draws [B, num]: row ``rows[b]``'s first ``num`` numbers under ``seed`` (float64: TF's doubles
+    exactly; narrower types: their leading bits)."""
+    return _unit_interval(_row_mantissas(seed, rows, num), dtype, 0.0)  # [B, num]
 
 
 def row_normal(seed: tf.Tensor, rows: tf.Tensor, num: int, dtype: tf.DType = tf.float64) -> tf.Tensor:
     """Standard-normal draws [B, num] by the inverse normal CDF of each row's uniforms (at cell midpoints,
     so never 0 or 1)."""
-    mantissa = _row_mantissas(seed, rows, num)  # [B, num]
-    uniform = (tf.cast(mantissa, tf.float64) + 0.5) * 2.0**-52  # (0, 1)
-    return tf.cast(tf.math.ndtri(uniform), dtype)
+    return tf.math.ndtri(_unit_interval(_row_mantissas(seed, rows, num), dtype, 0.5))  # [B, num]

@@ -51,7 +51,21 @@ def test_uniform_and_normal_in_distribution():
     assert scipy.stats.kstest(z.ravel(), "norm").pvalue > 1e-3
     assert abs(np.corrcoef(z[:, 0], z[:, 1])[0, 1]) < 0.06  # within a row
     assert abs(np.corrcoef(z[:-1, 0], z[1:, 0])[0, 1]) < 0.06  # neighbouring rows
-    assert randomness.row_uniform(SEED, rows[:3], 4, tf.float32).dtype == tf.float32
+
+
+def test_float32_draws_are_the_leading_bits_and_compute_in_float32():
+    rows = tf.range(50, dtype=tf.int64)
+    u64 = randomness.row_uniform(SEED, rows, 4).numpy()
+    u32 = randomness.row_uniform(SEED, rows, 4, tf.float32).numpy()
+    assert u32.dtype == np.float32
+    np.testing.assert_array_equal(u32.astype(np.float64), np.floor(u64 * 2.0**23) / 2.0**23)
+    z32 = randomness.row_normal(SEED, rows, 4, tf.float32).numpy()
+    np.testing.assert_allclose(z32, randomness.row_normal(SEED, rows, 4).numpy(), atol=1e-3)
+    graph = tf.function(lambda s, r: randomness.row_normal(s, r, 4, tf.float32)).get_concrete_function(
+        tf.TensorSpec([2], tf.int64), tf.TensorSpec([None], tf.int64)).graph
+    assert not [op.name for op in graph.get_operations() if any(t.dtype == tf.float64 for t in op.outputs)]
+    with pytest.raises(ValueError, match="dtype must be a floating type"):
+        randomness.row_uniform(SEED, rows, 4, tf.int32)
 
 
 def test_the_announced_seed_and_rows_are_used_inside_the_block_only():

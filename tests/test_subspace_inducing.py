@@ -320,6 +320,8 @@ def test_from_stream_float32_work_arrays():
     _, _, Vt = subspace_basis(X, 8)
     iv = SubspaceInducingPoints.from_stream(_blocks(X), 10, 8, 90, passes=4, work_dtype=np.float32)
     assert np.max(scipy.linalg.subspace_angles(iv.basis.numpy().T, Vt.T)) < 1e-3
+    basis = iv.basis.numpy()
+    np.testing.assert_allclose(basis @ basis.T, np.eye(8), atol=1e-13)  # re-orthonormalized in float64
 
 
 def test_from_stream_bad_input():

@@ -91,6 +91,13 @@ def _orthonormal(Y: np.ndarray) -> np.ndarray:
     return Q
 
 
+def _orthonormalize_rows(Vt: np.ndarray) -> None:
+    """In place: Vt <- L⁻¹ Vt with L Lᵀ = Vt Vtᵀ (Cholesky QR; Vt [R, D] is near-orthonormal, so
+    one step is stable), cost 2 R² D."""
+    chol = scipy.linalg.cholesky(Vt @ Vt.T, lower=True)  # [R, R]
+    Vt[...] = scipy.linalg.solve_triangular(chol, Vt, lower=True, check_finite=False)
+
+
 def streamed_subspace_basis(
     blocks: Blocks,
     rank: int,
@@ -137,15 +144,17 @@ def streamed_subspace_basis(
     if rows != num_data:
         raise ValueError(f"blocks: the passes over the data saw {num_data} and then {rows} rows; the blocks must "
                          "be the same rows every time")
-    small = Q.T @ Y  # [L, L] = Qᵀ G Q
+    small = (Q.T @ Y).astype(np.float64)  # [L, L] = Qᵀ G Q
     del Y
     eigvals, W = scipy.linalg.eigh((small + small.T) / 2)
     order = np.argsort(eigvals)[::-1][:rank]
     W = W[:, order]  # [L, R]
     S = np.sqrt(np.maximum(eigvals[order], 0.0))  # [R]
     Vt = np.empty((rank, num_features), dtype=np.float64)  # [R, D]
-    Vt[...] = (Q @ W).T
+    Vt[...] = (Q @ W.astype(Q.dtype)).T
     del Q
+    if np.finfo(dtype).eps > 1e-10:  # low-precision work arrays: re-orthonormalize in float64
+        _orthonormalize_rows(Vt)
     coords = (T @ W).astype(np.float64)  # [n_s, R]
     signs = np.sign(Vt[np.arange(rank), np.argmax(np.abs(Vt), axis=1)])  # deterministic signs, as from_data
     signs[signs == 0] = 1.0
