@@ -34,7 +34,8 @@ from ..conditionals import pairs as pair_conditionals  # (this module's own cond
 from ..conditionals.pairs import PairVariance, as_pair_variance, mean_at_pairs, pair_variance_for
 from ..kullback_leiblers import LatentKL, as_latent_kl
 from ..latents import (
-    BaseCovariance, EncoderLatents, PerRowLatents, as_base_covariance, distinct_rows, draw_base_noise, pca_latents,
+    BaseCovariance, EncoderLatents, PerRowLatents, as_base_covariance, distinct_rows, draw_row_keyed_base_noise,
+    pca_latents,
 )
 from ..likelihoods.masked import masked_predict_log_density
 from ..validation import (
@@ -272,7 +273,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
 
     def elbo(self, data) -> tf.Tensor:
         """Unbiased minibatch estimate of the bound; ``data`` = (values [B, D], mask [B, D], row index [B])."""
-        base_noise = draw_base_noise(self.noise_generator, self.num_samples, tf.shape(data[0])[0], self.latent_dim)
+        base_noise = draw_row_keyed_base_noise(
+            self.noise_generator, self.num_samples, tf.shape(data[0])[0], self.latent_dim
+        )  # [S, B, Q]
         return self.elbo_given_base_noise(data, base_noise)
 
     def maximum_log_likelihood_objective(self, data) -> tf.Tensor:
