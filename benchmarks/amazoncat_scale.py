@@ -14,24 +14,18 @@ M = 500, |B| = 500, ``--num-negative-samples`` negative labels per row, eq. 23) 
 the first 10) times ceil(N / B) projects the epoch. The JSON holds the phase times, the s/step,
 the (projected) s/epoch and the peak RSS (``ru_maxrss``) after each phase.
 """
-if not __package__:  # `python benchmarks/amazoncat_scale.py`: the repository root on the path
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import json
+import resource
+import sys
+import time
+from pathlib import Path
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import numpy as np
+import scipy.sparse as sp
 
-import json  # noqa: E402
-import resource  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
-
-from experiments.common import base_parser  # noqa: E402
+from experiments.common import base_parser
 
 
 def cpu_seconds() -> float:

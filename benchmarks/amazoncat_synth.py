@@ -15,23 +15,17 @@ K = 13,330 labels, ~71 non-zero features and ~5.04 labels per row.
   ``1 + Poisson(labels - 1)`` labels among the members of its best-scoring clusters. The labels thus depend on the features
   through a rank-r linear map (what s-LINEAR MLGPF can represent), so P@k has signal.
 """
-if not __package__:  # `python benchmarks/amazoncat_synth.py`: the repository root on the path
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import json
+import time
+from pathlib import Path
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import numpy as np
+import scipy.sparse as sp
 
-import json  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
-
-from experiments.common import base_parser  # noqa: E402
-from gpflow_ext.data import XMCTextWriter  # noqa: E402
+from experiments.common import base_parser
+from gpflow_ext.data import XMCTextWriter
 
 #: AmazonCat-13K as published (Extreme Classification Repository).
 AMAZONCAT = dict(num_train=1_186_239, num_test=306_782, num_features=203_882, num_labels=13_330,

@@ -12,15 +12,9 @@ the JSON. Workers on one machine share
 its cores: on a 2-core machine two workers measure the strategy's overhead (collective all-reduce of
 every gradient, per-step synchronisation), not a speed-up.
 """
-if not __package__:  # `python -m benchmarks.multiworker_mlgpf`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
-
-from experiments.common import base_parser, make_strategy, write_results  # noqa: E402
+from experiments.common import base_parser, make_strategy, write_results
 
 
 def main() -> None:
