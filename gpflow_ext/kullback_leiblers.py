@@ -18,7 +18,7 @@ from typing import Optional, Tuple, Union
 import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
-from check_shapes import check_shapes
+from check_shapes import check_shapes, inherit_check_shapes
 
 from ._deprecation import REMOVED_IN
 from .bijectors.planar import flow_forward_and_log_det
@@ -89,7 +89,15 @@ class LatentKL:
     def check_flow(self, flow: Optional[tfp.bijectors.Bijector]) -> None:
         """Raise ValueError when this estimator cannot serve ``flow`` (called once, at model construction)."""
 
+    @check_shapes(
+        "x_mean: [B, Q]",
+        "x_var: [B, Q]",
+        "base_noise: [S, B, Q]",
+        "return[0]: [S, B, Q]",
+        "return[1]: [B]",
+    )
     def __call__(self, flow, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+        """The samples x [S, B, Q] pushed through ``flow`` and each row's KL [B]."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -108,13 +116,7 @@ class AnalyticGaussianKL(LatentKL):
                 "KL(q(x)||p(x)) has no closed form"
             )
 
-    @check_shapes(
-        "x_mean: [B, Q]",
-        "x_var: [B, Q]",
-        "base_noise: [S, B, Q]",
-        "return[0]: [S, B, Q]",
-        "return[1]: [B]",
-    )
+    @inherit_check_shapes
     def __call__(self, flow, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         x = x_mean + tf.sqrt(x_var) * base_noise  # [S, B, Q]
         return x, gaussian_kl_to_standard_normal(x_mean, x_var)  # [B]
@@ -131,13 +133,7 @@ class MonteCarloFlowKL(LatentKL):
     def name(self) -> str:
         return "monte_carlo" if self.base_in_closed_form else "monte_carlo_plain"
 
-    @check_shapes(
-        "x_mean: [B, Q]",
-        "x_var: [B, Q]",
-        "base_noise: [S, B, Q]",
-        "return[0]: [S, B, Q]",
-        "return[1]: [B]",
-    )
+    @inherit_check_shapes
     def __call__(self, flow, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         return flow_kl_to_standard_normal(flow, x_mean, x_var, base_noise, base_in_closed_form=self.base_in_closed_form)
 

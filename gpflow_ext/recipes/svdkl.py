@@ -176,27 +176,13 @@ def run_schedule(
     return out
 
 
-def pretrain_and_fit(
-    model: SVDKL,
-    data: Tuple[np.ndarray, np.ndarray],
-    *,
-    network_optimizer: Optional[Any] = None,
-    validation_data: Optional[Tuple[np.ndarray, np.ndarray]] = None,
-    logdir: Optional[str] = None,
-    progress: bool = False,
-    fit_kwargs: Optional[Dict[str, Any]] = None,
-    **schedule: Any,
-) -> Dict[str, Any]:
+def pretrain_and_fit(model: SVDKL, data: Tuple[np.ndarray, np.ndarray], **options: Any) -> Dict[str, Any]:
     """:func:`run_schedule` with the :class:`SVDKLSchedule` fields as keywords (``network_epochs=10``,
-    ``gp_epochs=5``, ``joint_epochs=10``, ``batch_size=256``, ...)."""
+    ``gp_epochs=5``, ``joint_epochs=10``, ``batch_size=256``, ...) beside its own (``validation_data``, ``logdir``,
+    ``network_optimizer``, ``progress``, ``fit_kwargs``)."""
     fields = {f.name for f in dataclasses.fields(SVDKLSchedule)}
-    unknown = sorted(set(schedule) - fields)
-    if unknown:
-        raise TypeError(f"pretrain_and_fit got unexpected keyword arguments {unknown}; the schedule's are {sorted(fields)}")
-    return run_schedule(
-        model, data, SVDKLSchedule(**schedule), network_optimizer=network_optimizer,
-        validation_data=validation_data, logdir=logdir, progress=progress, fit_kwargs=fit_kwargs,
-    )
+    schedule = {name: options.pop(name) for name in list(options) if name in fields}
+    return run_schedule(model, data, SVDKLSchedule(**schedule), **options)
 
 
 @dataclasses.dataclass
