@@ -9,19 +9,13 @@ checkpointing (here off) and epoch bookkeeping.
 Prints the median seconds per epoch of each (after one warm-up epoch) and the ratio
 GPflow loop / fit (> 1: fit is faster). Run: ``python -m benchmarks.bench_fit [--smoke]``.
 """
-if not __package__:  # `python -m benchmarks.bench_fit`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import time
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import numpy as np
 
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from experiments.common import base_parser, print_table, write_results  # noqa: E402
+from experiments.common import base_parser, print_table, write_results
 
 
 def _problem(num_inducing: int, seed: int):

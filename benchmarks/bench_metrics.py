@@ -7,21 +7,15 @@ Two regimes, as the models produce them:
 Prints the median of ``--repeats`` runs of each and the ratio napkinXC / ours (> 1: ours is faster),
 and checks both give the same values. Run: ``python -m benchmarks.bench_metrics [--smoke]``.
 """
-if not __package__:  # `python -m benchmarks.bench_metrics`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import time
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import numpy as np
+import scipy.sparse as sp
 
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
-
-from experiments.common import base_parser, print_table, write_results  # noqa: E402
-from gpflow_ext.metrics import ndcg_at_k, precision_at_k  # noqa: E402
+from experiments.common import base_parser, print_table, write_results
+from gpflow_ext.metrics import ndcg_at_k, precision_at_k
 
 
 def _median_seconds(function, repeats):

@@ -16,27 +16,22 @@ Prints the median seconds per epoch (first epoch of each call skipped: tracing) 
 baseline / current (> 1: the current loop is faster). Run:
 ``python -m benchmarks.fit_versions --baseline-ref a2d2399 --data-dir ../shared/data``.
 """
-if not __package__:  # `python -m benchmarks.fit_versions`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import importlib
+import importlib.util
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from io import BytesIO
+from pathlib import Path
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import numpy as np
 
-import importlib  # noqa: E402
-import json  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tarfile  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from io import BytesIO  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from experiments.common import base_parser  # noqa: E402
+from experiments.common import base_parser
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -47,8 +42,14 @@ def import_baseline(ref: str, scratch: Path):
                              check=True, capture_output=True).stdout
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(scratch)
-    (scratch / "gpflow_ext").rename(scratch / "gpflow_ext_baseline")
-    sys.path.insert(0, str(scratch))
+    package = scratch / "gpflow_ext_baseline"
+    (scratch / "gpflow_ext").rename(package)
+    # imported from its folder (its submodules are found through the package's __path__), sys.path untouched
+    spec = importlib.util.spec_from_file_location("gpflow_ext_baseline", package / "__init__.py",
+                                                  submodule_search_locations=[str(package)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpflow_ext_baseline"] = module
+    spec.loader.exec_module(module)
     return importlib.import_module("gpflow_ext_baseline.training")
 
 

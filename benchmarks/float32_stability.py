@@ -6,23 +6,17 @@ how many steps each survives and its loss.
 
     python -m benchmarks.float32_stability --steps 200
 """
-if not __package__:  # `python -m benchmarks.float32_stability`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import dataclasses
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import gpflow
+import numpy as np
+import tensorflow as tf
+from gpflow.keras import tf_keras
 
-import dataclasses  # noqa: E402
-
-import gpflow  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from gpflow.keras import tf_keras  # noqa: E402
-
-from experiments.common import base_parser, compiled_training_step  # noqa: E402
-from gpflow_ext.models import PreconditionedSVGP  # noqa: E402
+from experiments.common import base_parser, compiled_training_step
+from gpflow_ext.models import PreconditionedSVGP
 
 
 def _float32_run(model_factory, X, Y, steps, batch):

@@ -18,29 +18,23 @@ same run, and compiled step time vs planar flow length.
 Both peers see the same users x movies matrix (u1.base), same Q and M. Timings on a shared
 machine are noisy: compare the ratios printed, not the absolute seconds.
 """
-if not __package__:  # `python -m benchmarks.gplvf_speed`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import time
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import numpy as np
 
-import time  # noqa: E402
+from experiments.common import base_parser, compiled_training_step, print_table, write_results
+from experiments.gplvf_movielens import gpy_peer
 
-import numpy as np  # noqa: E402
+import tensorflow as tf
 
-from experiments.common import base_parser, compiled_training_step, print_table, write_results  # noqa: E402
-from experiments.gplvf_movielens import gpy_peer  # noqa: E402
-
-import tensorflow as tf  # noqa: E402
-
-from gpflow_ext.bijectors import planar_flow  # noqa: E402
-from gpflow_ext.data import load_movielens  # noqa: E402
-from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
-from gpflow_ext.models import GPLVF  # noqa: E402
-from gpflow_ext.likelihoods.masked import masked_variational_expectations  # noqa: E402
-from gpflow_ext.recipes.gplvf import infer_latent, train_with_fit  # noqa: E402
+from gpflow_ext.bijectors import planar_flow
+from gpflow_ext.data import load_movielens
+from gpflow_ext.data.movielens import ratings_matrix
+from gpflow_ext.models import GPLVF
+from gpflow_ext.likelihoods.masked import masked_variational_expectations
+from gpflow_ext.recipes.gplvf import infer_latent, train_with_fit
 
 
 class DenseGPLVF(GPLVF):

@@ -14,24 +14,18 @@ Median seconds of one compiled training step (Adam, one Monte Carlo draw) with r
 ``variance_by=None`` (the default) picks ``PerOutput()`` when at least a quarter of the entries is observed.
 Timings on a shared machine are noisy: compare the ratios, which come from the same process.
 """
-if not __package__:  # `python -m benchmarks.gplvf_variance_by`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import numpy as np
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks.gplvf_speed import DenseGPLVF, step_seconds
+from experiments.common import base_parser, print_table, write_results
 
-import numpy as np  # noqa: E402
-
-from benchmarks.gplvf_speed import DenseGPLVF, step_seconds  # noqa: E402
-from experiments.common import base_parser, print_table, write_results  # noqa: E402
-
-from gpflow_ext.bijectors import planar_flow  # noqa: E402
-from gpflow_ext.data import load_mnist, load_movielens  # noqa: E402
-from gpflow_ext.data.movielens import ratings_matrix  # noqa: E402
-from gpflow_ext.conditionals.pairs import PerOutput, PerPair  # noqa: E402
-from gpflow_ext.models import GPLVF  # noqa: E402
+from gpflow_ext.bijectors import planar_flow
+from gpflow_ext.data import load_mnist, load_movielens
+from gpflow_ext.data.movielens import ratings_matrix
+from gpflow_ext.conditionals.pairs import PerOutput, PerPair
+from gpflow_ext.models import GPLVF
 
 
 def model_auto_choice(Y) -> str:

@@ -20,23 +20,17 @@ memory exceeds the available memory is skipped and reported as such.  Timing: a 
 """
 from __future__ import annotations
 
-if not __package__:  # `python -m benchmarks.subspace_scaling`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import resource  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from experiments.common import base_parser  # noqa: E402
+from experiments.common import base_parser
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -199,14 +193,14 @@ def main() -> None:
                     print(row, flush=True)
                     rows.append(row)
                     continue
-                cmd = [sys.executable, __file__, "--worker", "--model", model, "--dim", str(dim),
-                       "--kernel", kernel, "--num-data", str(args.num_data),
+                cmd = [sys.executable, "-m", "benchmarks.subspace_scaling", "--worker", "--model", model,
+                       "--dim", str(dim), "--kernel", kernel, "--num-data", str(args.num_data),
                        "--num-inducing", str(args.num_inducing), "--rank", str(args.rank),
                        "--batch-size", str(args.batch_size), "--steps", str(args.steps),
                        "--warmup", str(args.warmup), "--seed", str(args.seed)]
                 if args.float32:
                     cmd.append("--float32")
-                proc = subprocess.run(cmd, capture_output=True, text=True)
+                proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
                 result = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
                 if proc.returncode == 0 and result:
                     row.update(json.loads(result[-1][len("RESULT "):]))

@@ -12,29 +12,23 @@
 
 Network d-1000-1000-500-50-c (Adult-like d = 108, c = 2, one GP per output feature).
 """
-if not __package__:  # `python -m benchmarks.svdkl_speed`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import numpy as np
+import tensorflow as tf
 
-import json  # noqa: E402
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import gpflow
+from gpflow.keras import tf_keras
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-import gpflow  # noqa: E402
-from gpflow.keras import tf_keras  # noqa: E402
-
-from experiments.common import base_parser, compiled_training_step  # noqa: E402
-from gpflow_ext.models import SVDKL  # noqa: E402
-from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid, ToeplitzGridPrior  # noqa: E402
+from experiments.common import base_parser, compiled_training_step
+from gpflow_ext.models import SVDKL
+from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid, ToeplitzGridPrior
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_PEERS = "/work/peers/bin/python"

@@ -45,12 +45,14 @@ def base_parser(
     progress: bool = False,
     figure_dir: bool = False,
     smoke: Optional[str] = None,
+    strategy: bool = False,
 ) -> argparse.ArgumentParser:
     """The shared command line, each flag only where the script uses it.
 
     ``--data-dir DIR`` (default ``$GPFLOW_EXT_DATA``), ``--epochs E`` (``None``: the script's or paper's),
     ``--output results.json``, ``--logdir DIR`` (TensorBoard), ``--seed S``; on request ``--float32``,
-    ``--no-progress``, ``--figure-dir DIR`` and ``--smoke`` (``smoke`` is its help text: what the tiny run is).
+    ``--no-progress``, ``--figure-dir DIR``, ``--smoke`` (``smoke`` is its help text: what the tiny run is) and
+    ``--strategy {none,multiworker}`` (see :func:`make_strategy`).
     """
     parser = script_parser(description)
     if data_dir:
@@ -72,7 +74,23 @@ def base_parser(
         parser.add_argument("--figure-dir", type=Path, default=None, help="folder for the figures (PNG)")
     if smoke is not None:
         parser.add_argument("--smoke", action="store_true", help=f"tiny run for the tests: {smoke}")
+    if strategy:
+        parser.add_argument("--strategy", choices=("none", "multiworker"), default="none",
+                            help="multiworker: train under tf.distribute.MultiWorkerMirroredStrategy, one process per "
+                                 "worker with TF_CONFIG (python -m gpflow_ext.training.launch --workers W -- python -m "
+                                 "experiments.NAME ... --strategy multiworker; docs/training/distributed.md)")
     return parser
+
+
+def make_strategy(args: argparse.Namespace):
+    """The ``tf.distribute`` strategy of ``--strategy`` (``None`` for ``none``). Call it right after parsing the
+    command line, before any TensorFlow operation; build the model in ``strategy.scope()`` and pass
+    ``strategy=`` to ``fit``. Only the chief (``gpflow_ext.training.is_chief``) should write results."""
+    if getattr(args, "strategy", "none") == "none":
+        return None
+    from gpflow_ext.training import multi_worker_strategy
+
+    return multi_worker_strategy()
 
 
 def add_planar_constraint_argument(parser: argparse.ArgumentParser) -> None:

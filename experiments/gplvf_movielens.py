@@ -42,8 +42,8 @@ estimator of one public GPLVF implementation. That objective ignores the flow's 
 not a bound on log p(Y) for any flow other than the identity: it is here only to measure whether
 the paper's flow gains can come from it. ``--kl-x correct`` (the default) is ``GPLVF``'s own.
 
-Defaults (since 2026-11-25) are the settings chosen on the validation users and used for the README's
-tables: M = 20, one Monte Carlo draw, batch 64, 150 epochs of Adam 0.01 cosine-decayed to 0, the flow's
+Defaults (since 2026-11-25) are the settings chosen on the validation users and used for the
+tables in docs/gplvf/results.md: M = 20, one Monte Carlo draw, batch 64, 150 epochs of Adam 0.01 cosine-decayed to 0, the flow's
 shared parameters at Adam 1e-3 (``--flow-learning-rate``), identity-at-zero planar layers, and q(x*) fitted
 with 1 000 cosine-decayed steps of 8 draws. Every results JSON records its full configuration; runs before
 that date used M = 50, two draws, batch 128, 300 epochs, constant rates, 300 q(x*) steps and random test
@@ -53,9 +53,9 @@ The protocols, the bias baseline and the training are ``gpflow_ext.recipes.movie
 ``gpflow_ext.recipes.gplvf``; this script maps the command line to their configs. Every model trains through
 ``gpflow_ext.training.fit`` (``train_with_fit``): minibatches shuffled by the
 stateless key (seed, epoch), the short last batch kept (ceil(N / B) steps per epoch), natural gradients for
-q(u) through ``NaturalGradientUpdate``. The README's tables were produced by an earlier loop of this script
+q(u) through ``NaturalGradientUpdate``. The tables in docs/gplvf/results.md were produced by an earlier loop of this script
 (numpy-permuted minibatches, short last batch dropped): the same model and bound, other minibatches
-(``results_gplvf/movielens_a_defaults_seed0_fit.json`` is the default (a) run through ``fit``).
+(``docs/gplvf/results/movielens_a_defaults_seed0_fit.json`` is the default (a) run through ``fit``).
 
 ``--smoke`` runs every protocol on a slice (the 60 most active users x the 80 most rated items, 3 epochs)
 for the tests.

@@ -10,20 +10,14 @@ Every section is a function ``tour(quick: bool = True, *, logdir, seed, epochs, 
 in ``SECTIONS``; it trains through :func:`gpflow_ext.training.fit`, writes TensorBoard logs under its own
 ``logdir`` (``--logdir``/SECTION), prints its metric and returns its results.
 """
-if not __package__:  # `python -m experiments.tour`: the repository root on the path (prefer `python -m`)
-    import pathlib
-    import sys
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
-
-import time  # noqa: E402
-from datetime import datetime, timezone  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple  # noqa: E402
-
-from experiments.common import REPO, as_builtin, base_parser, print_table, write_results  # noqa: E402
+from experiments.common import REPO, as_builtin, base_parser, print_table, write_results
 
 #: epochs of every section under ``--smoke`` (the tests' tiny run; ``--epochs`` overrides it)
 SMOKE_EPOCHS = 1

@@ -8,11 +8,12 @@ Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior
 implementations with GPflow's dispatchers, and each model's training-data rules with
 :func:`gpflow_ext.validation.check_training_data`.
 """
-__version__ = "0.1.0"  # the one version source: pyproject.toml reads it
+__version__ = "0.2.0"  # the one version source: pyproject.toml reads it
 
 from . import bijectors
 from . import config
 from . import covariances
+from . import posteriors
 from . import data
 from . import inducing_variables
 from . import likelihoods

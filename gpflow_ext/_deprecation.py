@@ -67,3 +67,22 @@ class renamed_method:
             return self
         _warn(f"{self.owner_name}.{self.old_name}", f"{self.owner_name}.{self.new_name}", stacklevel=2)
         return getattr(obj, self.new_name)
+
+
+class moved_attribute:
+    """``old = moved_attribute(lambda obj: ..., "new place")`` in a class body: reading ``obj.old`` warns and returns
+    the getter's value (an attribute or method that moved to a part of ``obj``)."""
+
+    def __init__(self, getter: Callable[[Any], Any], new: str):
+        self.getter = getter
+        self.new = new
+        self.old_name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.old_name = f"{owner.__name__}.{name}"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        _warn(self.old_name, self.new, stacklevel=2)
+        return self.getter(obj)

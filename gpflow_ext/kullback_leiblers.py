@@ -108,6 +108,13 @@ class AnalyticGaussianKL(LatentKL):
                 "KL(q(x)||p(x)) has no closed form"
             )
 
+    @check_shapes(
+        "x_mean: [B, Q]",
+        "x_var: [B, Q]",
+        "base_noise: [S, B, Q]",
+        "return[0]: [S, B, Q]",
+        "return[1]: [B]",
+    )
     def __call__(self, flow, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         x = x_mean + tf.sqrt(x_var) * base_noise  # [S, B, Q]
         return x, gaussian_kl_to_standard_normal(x_mean, x_var)  # [B]
@@ -124,6 +131,13 @@ class MonteCarloFlowKL(LatentKL):
     def name(self) -> str:
         return "monte_carlo" if self.base_in_closed_form else "monte_carlo_plain"
 
+    @check_shapes(
+        "x_mean: [B, Q]",
+        "x_var: [B, Q]",
+        "base_noise: [S, B, Q]",
+        "return[0]: [S, B, Q]",
+        "return[1]: [B]",
+    )
     def __call__(self, flow, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         return flow_kl_to_standard_normal(flow, x_mean, x_var, base_noise, base_in_closed_form=self.base_in_closed_form)
 

@@ -7,7 +7,8 @@ GPLVF's q(x_n) is a base Gaussian pushed through a flow shared by all rows; this
 * :class:`PerRowLatents`: free (μ_n, s_n) per training row, gathered by row index (the Bayesian GPLVM);
 * :class:`EncoderLatents`: (μ_n, log s_n) from a tf_keras network applied to the masked row [y ⊙ m, m]
   (amortised inference, a back-constraint);
-* :func:`draw_base_noise`: the Monte Carlo base noise ε [S, B, Q] of one evaluation of the bound;
+* :func:`draw_row_keyed_base_noise` (training minibatches) and :func:`draw_base_noise` (held rows): the Monte
+  Carlo base noise ε [S, B, Q] of one evaluation of the bound;
 * :func:`pca_latents` and :func:`distinct_rows`: the initial μ_n and inducing inputs Z.
 
 Both latents map a batch ``(values [B, D], mask [B, D], row_index [B])`` to ``(μ [B, Q], s [B, Q])``.
@@ -18,13 +19,15 @@ from typing import Optional, Tuple, Union
 import numpy as np
 import scipy.sparse
 import tensorflow as tf
-import gpflow
+
 from gpflow.base import Parameter
 from gpflow.config import default_float
 from gpflow.keras import tf_keras
+from check_shapes import check_shapes
 from gpflow.utilities import positive
 
 from ._deprecation import REMOVED_IN
+from .randomness import noise_seed_and_rows, row_normal
 from .validation import check_equal_variances, check_latents
 
 __all__ = [
@@ -35,6 +38,7 @@ __all__ = [
     "PerRowLatents",
     "EncoderLatents",
     "draw_base_noise",
+    "draw_row_keyed_base_noise",
     "pca_latents",
     "distinct_rows",
 ]
@@ -117,10 +121,22 @@ def as_base_covariance(value: Union[None, str, BaseCovariance]) -> BaseCovarianc
     )
 
 
+@check_shapes("return: [S, B, Q]")
 def draw_base_noise(generator: tf.random.Generator, num_samples: int, num_rows, latent_dim: int) -> tf.Tensor:
-    """The standard-normal base draws ε [S, B, Q] of one Monte Carlo evaluation of the bound (training and the
+    """The standard-normal base draws ε [S, B, Q] of one Monte Carlo evaluation of a bound on held rows (the
     q(x*) fit of new rows), from ``generator``."""
     return generator.normal([num_samples, num_rows, latent_dim], dtype=default_float())  # [S, B, Q]
+
+
+def draw_row_keyed_base_noise(
+    generator: tf.random.Generator, num_samples: int, num_rows, latent_dim: int
+) -> tf.Tensor:
+    """The base draws ε [S, B, Q] of one minibatch of the training bound, each row's a function of (fit seed,
+    global step, row index) under ``fit`` (:mod:`gpflow_ext.randomness`), so they do not depend on how rows are
+    split over minibatches, replicas or workers; outside ``fit`` from a fresh seed of ``generator``."""
+    seed, rows = noise_seed_and_rows(generator, num_rows)
+    noise = row_normal(seed, rows, num_samples * latent_dim, default_float())  # [B, S*Q]
+    return tf.transpose(tf.reshape(noise, [-1, num_samples, latent_dim]), [1, 0, 2])  # [S, B, Q]
 
 
 class PerRowLatents(tf.Module):
@@ -139,6 +155,13 @@ class PerRowLatents(tf.Module):
     def local_variables(self):
         return list(self.X_mean.variables) + list(self.X_var.variables)
 
+    @check_shapes(
+        "values: [B, D]",
+        "mask: [B, D]",
+        "row_index: [B]",
+        "return[0]: [B, Q]",
+        "return[1]: [B, Q]",
+    )
     def __call__(self, values, mask, row_index) -> Tuple[tf.Tensor, tf.Tensor]:
         row_index = tf.cast(row_index, tf.int64)
         x_mean = tf.gather(self.X_mean, row_index)  # [B, Q]
@@ -168,6 +191,12 @@ class EncoderLatents(tf.Module):
     def local_variables(self):
         return list(self.network.trainable_variables)
 
+    @check_shapes(
+        "values: [B, D]",
+        "mask: [B, D]",
+        "return[0]: [B, Q]",
+        "return[1]: [B, Q]",
+    )
     def __call__(self, values, mask, row_index=None) -> Tuple[tf.Tensor, tf.Tensor]:
         mask = tf.cast(mask, default_float())
         out = self.network(tf.concat([values * mask, mask], axis=-1))  # [B, 2Q]

@@ -5,6 +5,8 @@ Real datasets are found through ``$GPFLOW_EXT_DATA`` (``.ci/run`` points it at
 it fails, so a broken data setting can never pass silently.
 """
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -45,3 +47,25 @@ def dataset_path(data_dir):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def run_python():
+    """``run_python("-m", "benchmarks.bench_fit", "--smoke", env={...})``: ``python ARGS`` from the repository root,
+    as a user runs the scripts (no ``PYTHONPATH``, ``TF_CPP_MIN_LOG_LEVEL`` unset: the scripts' own default, unless
+    ``env`` sets it); returns the ``CompletedProcess`` (text), failing the test with the output's tail when
+    ``check`` and the exit status is not 0. Tests run the scripts this way: they never import them."""
+
+    def run(*args, env=None, check=True, timeout=900):
+        environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TF_CPP_MIN_LOG_LEVEL")}
+        environment.update(env or {})
+        completed = subprocess.run([sys.executable, *map(str, args)], cwd=REPO, env=environment,
+                                   capture_output=True, text=True, timeout=timeout)
+        if check:
+            assert completed.returncode == 0, (completed.stdout[-3000:], completed.stderr[-5000:])
+        return completed
+
+    return run

@@ -161,6 +161,16 @@ def test_old_predict_y_and_predict_log_density_contracts_warn_and_return_the_sam
     np.testing.assert_array_equal(old, model.predict_log_density_marginal(Y_test, x_mean, x_var, num_samples=9, seed=1))
 
 
+def test_mean_at_pairs_method_warns_and_equals_the_free_function(model):
+    from gpflow_ext.conditionals.pairs import mean_at_pairs
+
+    x = tf.constant(np.random.default_rng(8).standard_normal((2, 14, 2)))
+    rows, outputs = tf.constant([0, 2, 9], tf.int64), tf.constant([1, 3, 0], tf.int64)
+    with pytest.warns(DeprecationWarning, match="GPLVF.mean_at_pairs"):
+        old = model.mean_at_pairs(x, rows, outputs)
+    np.testing.assert_array_equal(old.numpy(), mean_at_pairs(model.mean_function, x, rows, outputs, 4).numpy())
+
+
 def test_infer_latent_method_warns_and_equals_the_recipe(model):
     Y_new = _rows(7, n=3)
     with pytest.warns(DeprecationWarning, match="gpflow_ext.recipes.gplvf.infer_latent"):

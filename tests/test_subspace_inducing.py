@@ -4,6 +4,7 @@ import dataclasses
 import gpflow
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.sparse
 import tensorflow as tf
 from gpflow.covariances import Kuf, Kuu
@@ -263,3 +264,89 @@ def test_unsupported_kernel_settings_raise():
         Kuu(iv, gpflow.kernels.Periodic(gpflow.kernels.SquaredExponential()))
     with pytest.raises(NotImplementedError, match="Cosine"):
         Kuf(iv, gpflow.kernels.Linear() + gpflow.kernels.Cosine(), X)
+
+
+# ---------------------------------------------------------------------------------------------
+# the basis from streamed row blocks (randomized subspace iteration on XᵀX) vs the in-memory SVD
+# ---------------------------------------------------------------------------------------------
+def _blocks(X, size=37):
+    return lambda: (X[i : i + size] for i in range(0, X.shape[0], size))
+
+
+def _decaying(seed=0, n=400, d=90):
+    rng = np.random.default_rng(seed)
+    rotation = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    return scipy.sparse.csr_matrix((rng.normal(size=(n, d)) * 0.7 ** np.arange(d)) @ rotation)
+
+
+def test_streamed_basis_is_exact_for_exact_rank_data():
+    from gpflow_ext.inducing_variables.subspace_stream import streamed_subspace_basis
+
+    rng = np.random.default_rng(0)
+    X = scipy.sparse.csr_matrix(rng.normal(size=(150, 12)) @ rng.normal(size=(12, 70)))  # rank 12
+    _, S, Vt = subspace_basis(X, 12)
+    streamed = streamed_subspace_basis(_blocks(X), 12, 70, passes=2, oversample=0)
+    assert np.max(scipy.linalg.subspace_angles(streamed.Vt.T, Vt.T)) < 1e-10  # principal angles ~ 0
+    np.testing.assert_allclose(streamed.S, S, rtol=1e-10)
+    np.testing.assert_allclose(streamed.Vt, Vt, atol=1e-10)  # same sign convention
+    np.testing.assert_allclose(streamed.coords, X @ Vt.T, atol=1e-10)  # all rows sampled, in order
+
+
+@pytest.mark.parametrize("passes, tolerance", [(2, 1e-3), (3, 1e-6), (4, 1e-9)])
+def test_streamed_basis_converges_with_passes(passes, tolerance):
+    from gpflow_ext.inducing_variables.subspace_stream import streamed_subspace_basis
+
+    X = _decaying()
+    _, S, Vt = subspace_basis(X, 10)
+    streamed = streamed_subspace_basis(_blocks(X), 10, 90, passes=passes)
+    assert np.max(scipy.linalg.subspace_angles(streamed.Vt.T, Vt.T)) < tolerance
+    np.testing.assert_allclose(streamed.S, S, rtol=tolerance)
+
+
+def test_from_stream_equals_from_data():
+    """Exact-rank data, all rows in the k-means sample: the same X̃ and the same A as from_data."""
+    rng = np.random.default_rng(1)
+    X = scipy.sparse.csr_matrix(rng.normal(size=(120, 9)) @ rng.normal(size=(9, 50)))
+    reference = SubspaceInducingPoints.from_data(X, 15, 9, seed=2)
+    for blocks in (_blocks(X), [X[:50], X[50:]], tf.data.Dataset.from_tensor_slices(X.toarray()).batch(32)):
+        streamed = SubspaceInducingPoints.from_stream(blocks, 15, 9, 50, seed=2, passes=2)
+        np.testing.assert_allclose(streamed.basis.numpy(), reference.basis.numpy(), atol=1e-9)
+        np.testing.assert_allclose(streamed.A.numpy(), reference.A.numpy(), atol=1e-8)
+        assert streamed.orthonormal_basis
+
+
+def test_from_stream_float32_work_arrays():
+    X = _decaying(seed=3)
+    _, _, Vt = subspace_basis(X, 8)
+    iv = SubspaceInducingPoints.from_stream(_blocks(X), 10, 8, 90, passes=4, work_dtype=np.float32)
+    assert np.max(scipy.linalg.subspace_angles(iv.basis.numpy().T, Vt.T)) < 1e-3
+    basis = iv.basis.numpy()
+    np.testing.assert_allclose(basis @ basis.T, np.eye(8), atol=1e-13)  # re-orthonormalized in float64
+
+
+def test_from_stream_bad_input():
+    X = _decaying()
+    with pytest.raises(TypeError, match="one-shot iterator"):
+        SubspaceInducingPoints.from_stream(iter([X]), 5, 4, 90)
+    with pytest.raises(ValueError, match="passes"):
+        SubspaceInducingPoints.from_stream(_blocks(X), 5, 4, 90, passes=1)
+    with pytest.raises(ValueError, match="rank"):
+        SubspaceInducingPoints.from_stream(_blocks(X), 5, 91, 90)
+    with pytest.raises(ValueError, match="D=80 columns"):
+        SubspaceInducingPoints.from_stream(_blocks(X), 5, 4, 80)
+    calls = iter(range(10))
+    shrinking = lambda: [X[: 400 - 10 * next(calls)]]  # noqa: E731
+    with pytest.raises(ValueError, match="same rows every time"):
+        SubspaceInducingPoints.from_stream(shrinking, 5, 4, 90)
+
+
+def test_declared_orthonormal_basis_skips_the_gram_and_is_checked():
+    X = _decaying(seed=4)
+    reference = SubspaceInducingPoints.from_data(X, 6, 5)
+    declared = SubspaceInducingPoints(reference.basis.numpy(), reference.A.numpy(), orthonormal=True)
+    assert declared.orthonormal_basis
+    np.testing.assert_array_equal(declared.basis_gram.numpy(), np.eye(5))
+    kernel = gpflow.kernels.Linear(variance=0.5)
+    np.testing.assert_allclose(Kuu(declared, kernel).numpy(), Kuu(reference, kernel).numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match="not orthonormal"):
+        SubspaceInducingPoints(2.0 * reference.basis.numpy(), reference.A.numpy(), orthonormal=True)

@@ -113,3 +113,35 @@ def test_svdkl_models_never_import_training_or_recipes():
                 continue
             for name in names:
                 assert not any(part in ("training", "recipes") for part in name.replace(".", " ").split()), (path, name)
+
+
+def test_moved_model_attributes_warn_and_forward():
+    from gpflow_ext.variational.grid_priors import toeplitz_prior_factors
+
+    grid = SVDKL(_net(), 3, num_data=12, inducing=KISSGPGrid(8, prior=CirculantGridPrior(variational_size=5)))
+    points = SVDKL(_net(), 3, num_data=12, inducing=FreeInducingPoints(6))
+    H = grid.features(tf.constant(np.random.default_rng(0).normal(size=(4, 5))))
+    expected = {
+        (grid, "inducing"): "grid", (points, "inducing"): "points",
+        (grid, "grid_prior"): "circulant", (points, "grid_prior"): None,
+        (grid, "ring_sizes"): grid.gps.prior.latent_sizes(grid.inducing_variable),
+        (grid, "variational_sizes"): (5,),
+    }
+    for (model, name), value in expected.items():
+        with pytest.warns(DeprecationWarning, match=f"SVDKL.{name} is deprecated"):
+            assert getattr(model, name) == value
+    with pytest.warns(DeprecationWarning, match="SVDKL.prior_factors is deprecated"):
+        old = grid.prior_factors()
+    new = toeplitz_prior_factors(grid.inducing_variable, grid.kernel.kernels, grid.jitter)
+    np.testing.assert_array_equal(old[0].numpy(), new[0].numpy())
+    n = grid.gps.prior.latent_sizes(grid.inducing_variable)[0]
+    v = tf.random.stateless_normal([3, n, 2], seed=[0, 1], dtype=F64)
+    with pytest.warns(DeprecationWarning, match="SVDKL.grid_values is deprecated"):
+        np.testing.assert_array_equal(grid.grid_values(v).numpy(), grid.gps.grid_values(v).numpy())
+    with pytest.warns(DeprecationWarning, match="SVDKL.prior_sqrt_factors is deprecated"):
+        assert len(grid.prior_sqrt_factors()) == 1
+    with pytest.warns(DeprecationWarning, match="SVDKL.points_conditional is deprecated"):
+        old_mean, old_var = points.points_conditional(H)
+    new_mean, new_var = points.gps.marginals(H)
+    np.testing.assert_array_equal(old_mean.numpy(), new_mean.numpy())
+    np.testing.assert_array_equal(old_var.numpy(), new_var.numpy())

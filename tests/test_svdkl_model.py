@@ -12,7 +12,6 @@ from gpflow_ext.models import SVDKL
 from gpflow_ext.recipes.svdkl import pretrain_and_fit
 from gpflow_ext.variational import FreeInducingPoints, KISSGPGrid
 from gpflow_ext.variational.grid_priors import toeplitz_prior_factors
-from gpflow_ext.variational.kronecker import dense_kron
 
 INDUCING = {"grid": lambda m: KISSGPGrid(m), "points": lambda m: FreeInducingPoints(m)}
 

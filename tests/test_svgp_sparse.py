@@ -9,7 +9,7 @@ import tensorflow as tf
 
 import gpflow_ext  # noqa: F401  (registers the dispatchers)
 from gpflow_ext.covariances import Kff, to_input_tensor
-from gpflow_ext.covariances.subspace import SubspacePosterior
+from gpflow_ext.posteriors import SubspacePosterior
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 
 N, D, M, R = 50, 80, 6, 9
@@ -170,3 +170,10 @@ def test_kff_full_covariance_on_sparse_input(data, kernel_name):
     dense = kernel(X.toarray(), full_cov=True)
     _close(Kff(kernel, to_input_tensor(X), full_cov=True), dense)
     _close(Kff(kernel, X, full_cov=False), np.diag(dense.numpy()))
+
+
+def test_subspace_posterior_old_import_path_warns():
+    import gpflow_ext.covariances.subspace as old_module
+
+    with pytest.warns(DeprecationWarning, match="gpflow_ext.posteriors.SubspacePosterior"):
+        assert old_module.SubspacePosterior is SubspacePosterior

@@ -19,3 +19,4 @@ from .xmc import MultiLabelData, load_xmc_split, read_mulan_arff, read_mulan_lab
 from . import uci_extra
 from .diabetes import DiabetesData, diabetes_folds, load_diabetes
 from .airline import AirlineData, load_airline, read_airline
+from .xmc import XMCTextSource, XMCTFRecordSource, iter_xmc_chunks, read_xmc_header, write_xmc_tfrecords, XMCTextWriter

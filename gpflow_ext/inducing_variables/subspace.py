@@ -151,6 +151,34 @@ def _svd_via_gram(X: Any, rank: int) -> Tuple[Optional[np.ndarray], np.ndarray, 
     return U, S, Vt
 
 
+def _check_orthonormal(basis: np.ndarray, probes: int = 4, tolerance: float = 1e-4) -> None:
+    """Raise ValueError unless X̃ X̃ᵀ u = u for random u (a cheap test of X̃ X̃ᵀ = I, O(R D) per probe)."""
+    u = np.random.default_rng(0).standard_normal((basis.shape[0], probes))  # [R, p]
+    error = np.max(np.abs(basis @ (basis.T @ u) - u)) / np.max(np.abs(u))
+    if not error <= tolerance:
+        raise ValueError(f"`orthonormal=True` but the basis rows are not orthonormal (X̃ X̃ᵀ u differs from u by {error:.2e})")
+
+
+def _kmeans_weights(coords: np.ndarray, num_inducing: int, rank: int, seed: int, max_iter: int,
+                    sampled: str) -> np.ndarray:
+    """A [M, R]: k-means centres of the rows' coordinates in the basis (Section 2.2).
+
+    k-means runs on the distinct rows weighted by their counts (the same objective as on all rows):
+    with fewer distinct rows than M, k-means would return repeated centres: a singular K_ZZ (its
+    float32 Cholesky gives NaN without an error; with jitter the repeats are wasted)."""
+    coords, counts = _distinct_rows(coords)
+    if coords.shape[0] < num_inducing:
+        raise ValueError(
+            f"`num_inducing`={num_inducing} exceeds the {coords.shape[0]} distinct rows of X in its "
+            f"rank-{rank} subspace{sampled}: repeated inducing inputs make K_ZZ singular; use "
+            f"num_inducing <= {coords.shape[0]}"
+        )
+    from sklearn.cluster import KMeans
+
+    kmeans = KMeans(n_clusters=int(num_inducing), n_init=1, max_iter=max_iter, random_state=seed)
+    return kmeans.fit(coords, sample_weight=counts).cluster_centers_
+
+
 class SubspaceInducingPoints(InducingVariables):
     """Inducing inputs restricted to a fixed R-dimensional subspace: Z = A X̃ (eq. 4).
 
@@ -159,6 +187,9 @@ class SubspaceInducingPoints(InducingVariables):
     :param A: initial combination weights [M, R], a trainable :class:`gpflow.Parameter`
         (set ``trainable_A=False`` for the paper's fixed-Z "f-" variants).
     :param trainable_A: whether A is optimised.
+    :param orthonormal: ``True`` declares X̃ X̃ᵀ = I (to 1e-4, e.g. a basis computed in float32):
+        the O(R² D) Gram product is skipped (checked on random probe vectors, O(R D)); ``None``
+        computes X̃ X̃ᵀ and detects orthonormality to 100 machine epsilons.
 
     The Gram matrix ``basis_gram = X̃ X̃ᵀ`` [R, R] is computed once here (O(R² D)); afterwards no
     computation touches D except the per-minibatch projection ``X_b X̃ᵀ``.  When the basis is
@@ -174,7 +205,8 @@ class SubspaceInducingPoints(InducingVariables):
         "basis: [R, D]",
         "A: [M, R_A]",  # R_A = R is checked below with a ValueError
     )
-    def __init__(self, basis: Any, A: Any, trainable_A: bool = True, name: Optional[str] = None):
+    def __init__(self, basis: Any, A: Any, trainable_A: bool = True, name: Optional[str] = None,
+                 orthonormal: Optional[bool] = None):
         super().__init__(name=name)
         dtype = gpflow.default_float()
         basis_np = np.asarray(basis, dtype=np.float64)
@@ -190,11 +222,15 @@ class SubspaceInducingPoints(InducingVariables):
         self.rank, self.input_dim = basis_np.shape
         # X̃ᵀ [D, R]: rows are gathered by sparse minibatches (sparse_dense_matmul)
         self.basis_t = tf.constant(basis_np.T, dtype=dtype)  # [D, R] (one contiguous copy)
-        gram = basis_np @ basis_np.T  # [R, R] = X̃ X̃ᵀ
+        if orthonormal:
+            _check_orthonormal(basis_np)
+            gram = np.eye(self.rank)
+        else:
+            gram = basis_np @ basis_np.T  # [R, R] = X̃ X̃ᵀ
         self.basis_gram = tf.constant(gram, dtype=dtype)  # [R, R]
         # an orthonormal basis (the SVD's) has X̃ X̃ᵀ = I: Z Zᵀ = A Aᵀ then, saving O(M R²) per step
         tolerance = 100.0 * np.finfo(tf.as_dtype(dtype).as_numpy_dtype).eps
-        self.orthonormal_basis = bool(np.max(np.abs(gram - np.eye(self.rank))) <= tolerance)
+        self.orthonormal_basis = bool(orthonormal) or bool(np.max(np.abs(gram - np.eye(self.rank))) <= tolerance)
         self.A = Parameter(A_np, dtype=dtype, trainable=trainable_A, name="A")  # [M, R]
 
     @classmethod
@@ -235,23 +271,51 @@ class SubspaceInducingPoints(InducingVariables):
         subsampled = kmeans_sample is not None and N > kmeans_sample
         if subsampled:
             coords = coords[rng.choice(N, size=kmeans_sample, replace=False)]
-        # k-means on the distinct rows weighted by their counts (the same objective as on all rows):
-        # with fewer distinct rows than M, k-means would return repeated centres: a singular K_ZZ
-        # (its float32 Cholesky gives NaN without an error; with jitter the repeats are wasted)
-        coords, counts = _distinct_rows(coords)
-        if coords.shape[0] < num_inducing:
-            sampled = f" (in a random sample of kmeans_sample={kmeans_sample} rows)" if subsampled else ""
-            raise ValueError(
-                f"`num_inducing`={num_inducing} exceeds the {coords.shape[0]} distinct rows of X in its "
-                f"rank-{rank} subspace{sampled}: repeated inducing inputs make K_ZZ singular; use "
-                f"num_inducing <= {coords.shape[0]}"
-            )
-        from sklearn.cluster import KMeans
+        sampled = f" (in a random sample of kmeans_sample={kmeans_sample} rows)" if subsampled else ""
+        A = _kmeans_weights(coords, num_inducing, rank, seed, kmeans_max_iter, sampled)
+        return cls(Vt, A, trainable_A=trainable_A)
 
-        kmeans = KMeans(
-            n_clusters=int(num_inducing), n_init=1, max_iter=kmeans_max_iter, random_state=seed
-        ).fit(coords, sample_weight=counts)
-        return cls(Vt, kmeans.cluster_centers_, trainable_A=trainable_A)
+    @classmethod
+    def from_stream(
+        cls,
+        blocks: Any,
+        num_inducing: int,
+        rank: int,
+        num_features: int,
+        seed: int = 0,
+        *,
+        passes: int = 3,
+        oversample: Optional[int] = None,
+        trainable_A: bool = True,
+        kmeans_max_iter: int = 100,
+        kmeans_sample: int = 20_000,
+        work_dtype: Any = np.float64,
+    ) -> "SubspaceInducingPoints":
+        """Build X̃ and A as :meth:`from_data` does, from data read in row blocks (Section 2.2).
+
+        X̃ comes from a randomized subspace iteration on XᵀX with ``passes`` passes over the
+        blocks (:func:`~gpflow_ext.inducing_variables.subspace_stream.streamed_subspace_basis`; exact
+        when rank(X) <= R + oversampling), A from k-means on the coordinates X_s X̃ᵀ of
+        ``kmeans_sample`` random rows (computed in the last pass). X is never held whole.
+
+        :param blocks: a function returning a fresh iterable of row blocks each call (e.g.
+            ``gpflow_ext.data.XMCTextSource(...).blocks``) or a re-iterable such as a list or a
+            ``tf.data.Dataset`` of ``(X, Y)`` batches; blocks are scipy.sparse, numpy or tf tensors.
+        :param num_features: D.
+        :param work_dtype: float type of the [D, R + oversample] work arrays (``np.float32`` halves them).
+        """
+        from .subspace_stream import streamed_subspace_basis
+
+        num_inducing = check_positive_int(num_inducing, "num_inducing")
+        basis = streamed_subspace_basis(
+            blocks, rank, num_features, passes=passes, oversample=oversample, kmeans_sample=kmeans_sample,
+            seed=seed, dtype=work_dtype,
+        )
+        if num_inducing > basis.num_data:
+            raise ValueError(f"`num_inducing` must satisfy 1 <= num_inducing <= N = {basis.num_data}, got {num_inducing}")
+        sampled = f" (in a random sample of kmeans_sample={kmeans_sample} rows)" if basis.num_data > kmeans_sample else ""
+        A = _kmeans_weights(basis.coords, num_inducing, rank, seed, kmeans_max_iter, sampled)
+        return cls(basis.Vt, A, trainable_A=trainable_A, orthonormal=True)
 
     @property  # type: ignore[misc]
     @check_shapes("return: []")

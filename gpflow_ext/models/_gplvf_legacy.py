@@ -5,7 +5,7 @@
 * :data:`LEGACY_FACTORIES`: what the deprecated constructor arguments ``kernel=<name>`` and ``encoder=True`` call.
   The named kernels and the encoder network are settings of ``gpflow_ext.recipes.gplvf``, which fills this table
   (and adds its names to :data:`MOVED`) when ``gpflow_ext`` is imported, so that the models never import recipes;
-* :class:`LegacyPredictions`: the old ``predict_y(x_mean, x_var, ...)`` / ``predict_log_density(Y_test, x_mean,
+* :class:`LegacyPredictions`: ``GPLVF.mean_at_pairs`` and the old ``predict_y(x_mean, x_var, ...)`` / ``predict_log_density(Y_test, x_mean,
   x_var, ...)`` contracts (numpy, Monte Carlo through q(x*)), recognised by an array where GPflow's contract has
   ``full_cov``.
 """
@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict
 import numpy as np
 
 from .._deprecation import _warn
+from ..conditionals.pairs import mean_at_pairs
 
 MOVED = {  # old name in gpflow_ext.models.gplvf -> "module:new name"
     "validate_observations": "gpflow_ext.validation:check_observations",
@@ -59,3 +60,8 @@ class LegacyPredictions:
         _warn("GPLVF.predict_log_density(Y_test, x_mean, x_var, ...)", "GPLVF.predict_log_density_marginal(...)", 4)
         x_mean, x_var = keywords.pop("x_mean", x_mean), keywords.pop("x_var", x_var)
         return self.predict_log_density_marginal(keywords.pop("Y_test", Y_test), x_mean, x_var, **keywords).numpy()
+
+    def mean_at_pairs(self, x, row_index, output_index):
+        """Deprecated: ``gpflow_ext.conditionals.pairs.mean_at_pairs(model.mean_function, x, rows, outputs, D)``."""
+        _warn("GPLVF.mean_at_pairs", "gpflow_ext.conditionals.pairs.mean_at_pairs(model.mean_function, ...)")
+        return mean_at_pairs(self.mean_function, x, row_index, output_index, self.output_dim)

@@ -34,7 +34,8 @@ from ..conditionals import pairs as pair_conditionals  # (this module's own cond
 from ..conditionals.pairs import PairVariance, as_pair_variance, mean_at_pairs, pair_variance_for
 from ..kullback_leiblers import LatentKL, as_latent_kl
 from ..latents import (
-    BaseCovariance, EncoderLatents, PerRowLatents, as_base_covariance, distinct_rows, draw_base_noise, pca_latents,
+    BaseCovariance, EncoderLatents, PerRowLatents, as_base_covariance, distinct_rows, draw_row_keyed_base_noise,
+    pca_latents,
 )
 from ..likelihoods.masked import masked_predict_log_density
 from ..validation import (
@@ -232,6 +233,15 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
             self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten
         )
 
+    @check_shapes(
+        "values: [B, D]",
+        "mask: [B, D]",
+        "x_mean: [B, Q]",
+        "x_var: [B, Q]",
+        "base_noise: [S, B, Q]",
+        "return[0]: [B]",
+        "return[1]: [B]",
+    )
     def row_terms(self, values, mask, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         """Per-row (E_q log p(y_o | x, u) [B], KL(q(x_n)‖p(x_n)) [B]) from base noise [S, B, Q], with f at the
         observed (row, output) pairs only (eq. 5, 17-21)."""
@@ -263,7 +273,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
 
     def elbo(self, data) -> tf.Tensor:
         """Unbiased minibatch estimate of the bound; ``data`` = (values [B, D], mask [B, D], row index [B])."""
-        base_noise = draw_base_noise(self.noise_generator, self.num_samples, tf.shape(data[0])[0], self.latent_dim)
+        base_noise = draw_row_keyed_base_noise(
+            self.noise_generator, self.num_samples, tf.shape(data[0])[0], self.latent_dim
+        )  # [S, B, Q]
         return self.elbo_given_base_noise(data, base_noise)
 
     def maximum_log_likelihood_objective(self, data) -> tf.Tensor:
@@ -293,6 +305,13 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
         x0 = tf.cast(x_mean, dtype) + tf.sqrt(tf.cast(x_var, dtype)) * tf.cast(base_noise, dtype)
         return flow_forward_and_log_det(self.flow, x0)[0]  # [J, N*, Q]
 
+    @check_shapes(
+        "x_mean: [N, Q]",
+        "x_var: [N, Q]",
+        "base_noise: [J, N, Q]",
+        "return[0]: [N, D]",
+        "return[1]: [N, D]",
+    )
     def predict_y_marginal_given_base_noise(self, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
         """Monte Carlo moments of y* over x* = g(μ* + √s* ε) for given base draws ε [J, N*, Q]: mean [N*, D] and
         variance [N*, D] (σ² included). The graph-friendly core of :meth:`predict_y_marginal`."""

@@ -39,6 +39,7 @@ from .._deprecation import moved_names, renamed_method
 from ..covariances.subspace import to_input_tensor
 from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabelBernoulli
 from ..metrics import ranking_metrics as _ranking_metrics  # private: the public name moved (MOVED)
+from ..randomness import noise_seed_and_rows, row_uniform
 from ..validation import (
     check_data_tuple,
     check_positive_int,
@@ -96,7 +97,8 @@ class MLGPF(PreconditionedSVGP):
     :param q_mu, q_sigma: initial μ, Σ-diagonals [M, P] of the preconditioned q(u_p).
     :param sigma_floor: lower bound on Σ entries (the paper's 1e-6).
     :param num_gauss_hermite_points: quadrature points for the 1-D expectations (eq. 21).
-    :param seed: seeds Φ's initialisation and the negative-label sampler.
+    :param seed: seeds Φ's initialisation and, outside ``fit``, the negative-label sampler (under ``fit``
+        the draws are keyed by fit's seed, the step and the row index: :mod:`gpflow_ext.randomness`).
 
     Predictions follow GPflow's contracts: :meth:`predict_f` is q(h) of the **P latent GPs** (the
     function values the likelihood consumes, as in every GPflow model: ``predict_y`` =
@@ -241,11 +243,10 @@ class MLGPF(PreconditionedSVGP):
         labels = _sparse_labels(Y, self.num_labels, gpflow.default_float())
         h_var = tf.maximum(f_var, 0.0)  # [B, P]
         uniform = None
-        if self.num_negative_samples is not None:
-            batch = tf.shape(f_mean)[0]
-            uniform = self._label_sampler.uniform(
-                tf.stack([batch, self.num_negative_samples]), dtype=f_mean.dtype
-            )  # [B, S]
+        if self.num_negative_samples is not None:  # per-row draws keyed by (seed, step, row index): see
+            # gpflow_ext.randomness (fit's seed and step; outside fit a fresh seed from the model's generator)
+            seed, rows = noise_seed_and_rows(self._label_sampler, tf.shape(f_mean)[0])
+            uniform = row_uniform(seed, rows, self.num_negative_samples, f_mean.dtype)  # [B, S]
         return self.likelihood.sparse_variational_expectations(
             f_mean, h_var, labels, self.num_negative_samples, uniform
         )  # [B]

@@ -29,7 +29,7 @@ from gpflow.base import InputData, RegressionData
 from gpflow.keras import tf_keras
 from gpflow.models import BayesianModel, ExternalDataTrainingLossMixin
 
-from .._deprecation import moved_names
+from .._deprecation import moved_attribute, moved_names
 from ..inducing_variables.grid import BoundedScaling
 from ..likelihoods.mixed_softmax import MixedSoftmax
 from ..metrics import classification_metrics as _classification_metrics  # the module's old name is a shim
@@ -43,7 +43,7 @@ from ..validation import (
     validate_classification_data as _validate_classification_data,
 )
 from ..validation.classifiers import layer_input_shape
-from ..variational.grid_priors import GridPrior
+from ..variational.grid_priors import GridPrior, toeplitz_prior_factors
 from ..variational.latent_gps import KISSGPGrid, LatentGPs
 from .svdkl_arguments import feature_groups_array, latent_gps_from_arguments, num_features_of
 
@@ -171,6 +171,25 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
     def q_mu(self) -> gpflow.Parameter:
         """q(u)'s mean (``[M, J]`` for inducing points; ``[J, m]`` for a grid)."""
         return self.gps.q_mu if hasattr(self.gps, "q_mu") else self.gps.q.q_mu
+
+    # -- names of earlier releases (one release more, with a DeprecationWarning) -----------------
+    inducing = moved_attribute(lambda m: "grid" if isinstance(m.gps, KISSGPGrid) else "points",
+                               "SVDKL.gps (KISSGPGrid or FreeInducingPoints)")
+    grid_prior = moved_attribute(
+        lambda m: None if not isinstance(m.gps, KISSGPGrid) else type(m.gps.prior).__name__[:-9].lower(),
+        "SVDKL.gps.prior (ToeplitzGridPrior or CirculantGridPrior)")
+    ring_sizes = moved_attribute(lambda m: m.gps.prior.latent_sizes(m.inducing_variable),
+                                 "SVDKL.gps.prior.latent_sizes(grid)")
+    variational_sizes = moved_attribute(lambda m: m.gps.prior.variational_sizes(m.inducing_variable),
+                                        "SVDKL.gps.prior.variational_sizes(grid)")
+    prior_factors = moved_attribute(
+        lambda m: lambda: toeplitz_prior_factors(m.inducing_variable, m.kernel.kernels, m.jitter),
+        "gpflow_ext.variational.grid_priors.toeplitz_prior_factors(grid, kernels, jitter)")
+    prior_sqrt_factors = moved_attribute(
+        lambda m: lambda: m.gps.prior.sqrt_factors(m.inducing_variable, m.kernel.kernels, m.jitter),
+        "SVDKL.gps.prior.sqrt_factors(grid, kernels, jitter)")
+    grid_values = moved_attribute(lambda m: m.gps.grid_values, "SVDKL.gps.grid_values")
+    points_conditional = moved_attribute(lambda m: m.gps.marginals, "SVDKL.gps.marginals")
 
     # -- pieces ----------------------------------------------------------------------------
     def network_variables(self) -> List[tf.Variable]:

@@ -2,6 +2,7 @@
 updates (optimizers, natural gradients), the compiled step, callbacks, checkpoints, distribute."""
 from .callbacks import Callback, Checkpointing, FunctionCallback, Metrics, ProgressBar, RunState, TensorBoard
 from .data import ArrayData, minibatch_dataset
+from .distribute import is_chief, multi_worker_strategy
 from .errors import CheckpointMismatchError, NonFiniteObjectiveError, TrainingStepError
 from .fit import fit
 from .history import History
@@ -14,4 +15,5 @@ __all__ = [
     "ArrayData", "minibatch_dataset", "GroupedOptimizer", "adam_by_group", "LEARNING_RATE_DECAYS",
     "decayed_learning_rate", "Update", "OptimizerUpdate", "NaturalGradientUpdate", "Callback", "RunState",
     "ProgressBar", "TensorBoard", "Metrics", "FunctionCallback", "Checkpointing",
+    "multi_worker_strategy", "is_chief",
 ]

@@ -122,16 +122,19 @@ def minibatch_dataset(
     shuffle: bool,
     gather: bool = True,
     skip: int = 0,
+    with_rows: bool = False,
 ) -> tf.data.Dataset:
     """Minibatches (tuples like ``data``; sparse parts as ``tf.SparseTensor``) from ``tf.data``.
 
     With ``gather=False`` the dataset yields the row indices only (used with ``tf.distribute``,
-    where each replica gathers its own share of the rows). ``skip`` drops the first batches of
-    ``first_epoch`` (a run resumed from a mid-epoch checkpoint continues with the same batches).
+    where each replica gathers its own share of the rows); with ``with_rows=True`` it yields
+    ``(row indices, minibatch)`` pairs. ``skip`` drops the first batches of ``first_epoch`` (a run resumed
+    from a mid-epoch checkpoint continues with the same batches).
     """
     dataset = index_dataset(data.num_data, batch_size, first_epoch, last_epoch, seed, shuffle).skip(skip)
     if gather:
-        dataset = dataset.map(data.gather, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        gather_rows = (lambda rows: (rows, data.gather(rows))) if with_rows else data.gather
+        dataset = dataset.map(gather_rows, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     options = tf.data.Options()
     options.deterministic = True
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
@@ -164,15 +167,17 @@ class HeldData:
 class ArrayInput:
     """In-memory arrays (:class:`ArrayData`), shuffled by the stateless key ``(seed, epoch)``.
 
-    With ``gather=False`` batches are row indices (each ``tf.distribute`` replica gathers its share).
-    One pipeline serves consecutive epochs up to ``last_epoch`` (set by the loop), so an epoch does
+    Each element is ``(row indices [B], minibatch)`` (the row indices key the per-row random numbers, see
+    :mod:`gpflow_ext.randomness`); with ``gather=False`` only the row indices (each ``tf.distribute``
+    replica gathers its share). One pipeline serves consecutive epochs up to ``last_epoch`` (set by the loop), so an epoch does
     not pay for starting a new pipeline."""
 
     def __init__(self, data: ArrayData, batch_size: int, seed: int, shuffle: bool, gather: bool = True,
                  fingerprint: Optional[dict] = None):
         self.data, self.batch_size, self.seed, self.shuffle, self.gather = data, batch_size, seed, shuffle, gather
         self.steps_per_epoch = steps_per_epoch(data.num_data, batch_size)
-        self.element_spec = minibatch_dataset(data, batch_size, 1, 2, seed, shuffle, gather).element_spec
+        self.element_spec = minibatch_dataset(data, batch_size, 1, 2, seed, shuffle, gather,
+                                              with_rows=True).element_spec
         self.description = data.shapes()
         self._fingerprint = fingerprint or {}
         self.last_epoch: Optional[int] = None
@@ -182,7 +187,7 @@ class ArrayInput:
         if self._batches is None or epoch != self._next_epoch or skip:
             last = max(epoch, self.last_epoch or epoch)
             self._batches = iter(minibatch_dataset(self.data, self.batch_size, epoch, last + 1, self.seed,
-                                                   self.shuffle, self.gather, skip))
+                                                   self.shuffle, self.gather, skip, with_rows=True))
         self._next_epoch = epoch + 1
         for _ in range(self.steps_per_epoch - skip):
             yield next(self._batches)

@@ -7,14 +7,50 @@ replica; each replica gathers its rows, weights its objective by its share of th
 summed by the strategy when the optimizer applies them. The finite check runs between the two
 compiled calls, so every replica agrees on applying or not.
 """
+import json
+import os
 from typing import Any, Callable, Sequence, Tuple
 
 import tensorflow as tf
 
-from .step import finite_flags, loss_and_gradients
+from .step import finite_flags, loss_and_gradients, objective
 from .updates import Stage
 
-__all__ = ["check_strategy", "is_chief", "DistributedStep", "split_rows"]
+__all__ = ["check_strategy", "is_chief", "DistributedStep", "split_rows", "multi_worker_strategy"]
+
+_COMMUNICATION = {
+    "auto": tf.distribute.experimental.CommunicationImplementation.AUTO,
+    "ring": tf.distribute.experimental.CommunicationImplementation.RING,
+    "nccl": tf.distribute.experimental.CommunicationImplementation.NCCL,
+}
+
+
+def multi_worker_strategy(communication: str = "ring") -> tf.distribute.MultiWorkerMirroredStrategy:
+    """A ``tf.distribute.MultiWorkerMirroredStrategy`` for the cluster in ``TF_CONFIG`` (set by
+    ``python -m gpflow_ext.training.launch`` or a cluster manager; without it, a cluster of one).
+
+    Call it at program start, before any TensorFlow operation runs (collective ops are configured when
+    TensorFlow starts). ``communication``: ``"ring"`` (gRPC all-reduce, CPU workers), ``"nccl"`` (GPUs)
+    or ``"auto"``.
+    """
+    if communication not in _COMMUNICATION:
+        raise ValueError(f"communication must be one of {sorted(_COMMUNICATION)}, got {communication!r}")
+    config = os.environ.get("TF_CONFIG")
+    if config:
+        try:
+            cluster = json.loads(config)["cluster"]
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"TF_CONFIG must be JSON with a 'cluster' entry, got {config[:200]!r}") from err
+        if not isinstance(cluster, dict) or not any(cluster.get(kind) for kind in ("chief", "worker")):
+            raise ValueError(f"TF_CONFIG names no 'chief' or 'worker' task: {config[:200]!r}")
+    options = tf.distribute.experimental.CommunicationOptions(implementation=_COMMUNICATION[communication])
+    try:
+        return tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+    except RuntimeError as err:
+        raise RuntimeError(
+            "multi_worker_strategy() must be called at program start, before any TensorFlow operation "
+            f"(TensorFlow said: {err})"
+        ) from err
 
 
 def check_strategy(strategy: Any, variables: Sequence[tf.Variable], stages: Sequence[Stage] = ()) -> None:
@@ -57,16 +93,17 @@ def split_rows(strategy: tf.distribute.Strategy, rows: tf.Tensor):
 
 
 class DistributedStep:
-    """``compute(rows) -> (objective, (per-replica grads, flags))`` and ``apply(grads)``."""
+    """``compute(rows, seed) -> (objective, (per-replica grads, flags))`` and ``apply(grads)``; each replica
+    evaluates its share of the rows with per-row random numbers keyed by ``(seed, global row index)``."""
 
     def __init__(self, strategy, model, stage: Stage, gather: Callable, dtype: tf.DType, internal: bool):
         self.strategy = strategy
         variables = stage.variables
         replicas = strategy.num_replicas_in_sync
 
-        def replica_compute(rows):
+        def replica_compute(rows, seed):
             if internal:  # every replica evaluates the full objective / R
-                loss, grads = loss_and_gradients(lambda: model.training_loss(), variables,
+                loss, grads = loss_and_gradients(objective(model, internal=True), variables,
                                                  tf.constant(1.0 / replicas, dtype))
                 return loss, grads, tf.cast(tf.logical_not(finite_flags(loss, grads)), tf.int32)
             batch = gather(rows)
@@ -74,7 +111,7 @@ class DistributedStep:
             total = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, local)
 
             def weighted():
-                loss, grads = loss_and_gradients(lambda: model.training_loss(batch), variables, local / total)
+                loss, grads = loss_and_gradients(objective(model, batch, (seed, rows)), variables, local / total)
                 return loss, [tf.convert_to_tensor(g) for g in grads]  # IndexedSlices -> dense for tf.cond
 
             def empty():  # a replica that got no rows from a short last batch
@@ -83,8 +120,8 @@ class DistributedStep:
             loss, grads = tf.cond(local > 0, weighted, empty)
             return loss, grads, tf.cast(tf.logical_not(finite_flags(loss, grads)), tf.int32)
 
-        def compute(rows=None) -> Tuple[tf.Tensor, Any]:
-            loss, grads, bad = strategy.run(replica_compute, args=(rows,))
+        def compute(rows=None, seed=None) -> Tuple[tf.Tensor, Any]:
+            loss, grads, bad = strategy.run(replica_compute, args=(rows, seed))
             loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
             bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)  # [1 + V] replicas failing
             return loss, (grads, tf.equal(bad, 0))

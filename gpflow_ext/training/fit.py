@@ -17,13 +17,13 @@ import tensorflow as tf
 
 from .callbacks import Callback, Checkpointing, FunctionCallback, Metrics, ProgressBar, RunState, TensorBoard
 from .checkpoints import RunCheckpoints
-from .data import HeldData
+from .data import ArrayInput, HeldData
 from .diagnosis import first_nonfinite_operation, nonfinite_culprits
 from .distribute import DistributedStep, check_strategy, is_chief, split_rows
 from .errors import NonFiniteObjectiveError, TrainingStepError
 from .history import History
 from .prepare import check_arguments, resolve_variables, run_fingerprint, training_input
-from .step import make_step, uses_stateful_random_ops
+from .step import NOISE_SPEC, make_step, objective, uses_stateful_random_ops
 from .updates import as_update
 
 __all__ = ["fit"]
@@ -205,7 +205,10 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
         return tf.function(function, reduce_retracing=True)
 
     internal = isinstance(training, HeldData)
-    signature = None if internal or strategy is not None else [training.element_spec]
+    keyed = isinstance(training, ArrayInput)  # row indices known: per-row noise keyed by (seed, step, row)
+    signature = None
+    if strategy is None and not internal:
+        signature = [training.element_spec[1], NOISE_SPEC] if keyed else [training.element_spec]
     if strategy is None:
         step_function, apply = make_step(model, stages, internal), None
     else:
@@ -213,6 +216,18 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
                                       dtype, internal)
         step_function, apply = distributed.compute, compiled(distributed.apply)
     compute = compiled(step_function, signature)
+
+    def step_arguments(global_input, step: int) -> tuple:
+        """The compiled step's arguments (and the global batch, for diagnosis)."""
+        if internal:
+            return (), None
+        noise_seed = tf.constant([seed, step], tf.int64)  # the step's per-row noise: (fit seed, global step)
+        if strategy is not None:
+            return (split_rows(strategy, global_input), noise_seed), global_input
+        if keyed:
+            rows, batch = global_input
+            return (batch, (noise_seed, rows)), (batch, (noise_seed, rows))
+        return (global_input,), (global_input, None)
 
     training.last_epoch = run.epochs
     for part in parts:
@@ -228,12 +243,11 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
                 compute = compiled(step_function, signature)
             started = time.perf_counter()
             for global_input in training.epoch(epoch, skip=run.epoch_step):
-                inputs = global_input if strategy is None or internal else split_rows(strategy, global_input)
+                arguments, global_batch = step_arguments(global_input, run.step)
                 try:
-                    loss, flags = compute(inputs) if not internal else compute()
+                    loss, flags = compute(*arguments)
                     if first_call and compile and exact_random_resume:
-                        graph = (compute.get_concrete_function(inputs) if not internal
-                                 else compute.get_concrete_function()).graph
+                        graph = compute.get_concrete_function(*arguments).graph
                         retrace_each_epoch = uses_stateful_random_ops(graph)
                         if retrace_each_epoch and run.epoch_step and run.history.resumed_from:
                             warnings.warn("resumed mid-epoch with a step that has stateful random ops: the rest of "
@@ -248,7 +262,7 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
                 flags = np.asarray(flags)
                 if not flags.all():
                     _raise_nonfinite(model, trained, flags, epoch, run.step + 1, checkpoints, training,
-                                     global_input, strategy)
+                                     global_batch, strategy, seed)
                 if apply is not None:
                     apply(grads)
                 run.step += 1
@@ -308,13 +322,17 @@ def _epoch_end(run: RunState, parts: Sequence[Callback]) -> None:
             part.on_metrics(run, values)
 
 
-def _raise_nonfinite(model, trained, flags, epoch, step, checkpoints, training, batch, strategy):
-    """Name the culprit (values, then gradients; the first non-finite op from an eager re-run)."""
+def _raise_nonfinite(model, trained, flags, epoch, step, checkpoints, training, batch, strategy, seed):
+    """Name the culprit (values, then gradients; the first non-finite op from an eager re-run with the
+    step's random numbers)."""
     what = nonfinite_culprits(model, trained, flags)
     if isinstance(training, HeldData):
-        origin = first_nonfinite_operation(lambda: model.training_loss())
+        origin = first_nonfinite_operation(objective(model, internal=True))
     else:
         if strategy is not None:  # the global batch of row indices
-            batch = training.data.gather(batch)
-        origin = first_nonfinite_operation(lambda: model.training_loss(batch))
+            rows = batch
+            batch, noise = training.data.gather(rows), (tf.constant([seed, step - 1], tf.int64), rows)
+        else:
+            batch, noise = batch
+        origin = first_nonfinite_operation(objective(model, batch, noise))
     raise NonFiniteObjectiveError(epoch, step, what, checkpoints.latest if checkpoints else None, origin)

@@ -5,13 +5,31 @@ the :class:`~gpflow_ext.training.updates.Update` in turn; a stage is applied onl
 and gradients are finite and every earlier stage was applied, and when a later stage fails the
 earlier ones are rolled back, so the parameters never hold a partial or non-finite update.
 """
+import contextlib
 from typing import Any, Callable, List, Optional, Sequence
 
 import tensorflow as tf
 
+from ..randomness import minibatch_noise
 from .updates import Stage
 
-__all__ = ["loss_and_gradients", "finite_flags", "make_step", "uses_stateful_random_ops"]
+__all__ = ["loss_and_gradients", "finite_flags", "make_step", "uses_stateful_random_ops", "NOISE_SPEC",
+           "objective"]
+
+#: ``(seed [2], row indices [B])`` of a step's per-row random numbers (:mod:`gpflow_ext.randomness`)
+NOISE_SPEC = (tf.TensorSpec([2], tf.int64), tf.TensorSpec([None], tf.int64))
+
+
+def objective(model: tf.Module, batch: Any = None, noise: Optional[Sequence[tf.Tensor]] = None,
+              internal: bool = False) -> Callable[[], tf.Tensor]:
+    """``model.training_loss`` of a minibatch (or of the held data), inside the :func:`minibatch_noise`
+    block of ``noise = (seed, rows)`` when given."""
+
+    def loss() -> tf.Tensor:
+        with minibatch_noise(*noise) if noise is not None else contextlib.nullcontext():
+            return model.training_loss() if internal else model.training_loss(batch)
+
+    return loss
 
 
 def loss_and_gradients(
@@ -37,15 +55,15 @@ def finite_flags(loss: tf.Tensor, grads: Sequence[Any]) -> tf.Tensor:
 
 
 def make_step(model: tf.Module, stages: List[Stage], internal: bool) -> Callable:
-    """``step(batch) -> (objective, flags)`` for one device.
+    """``step(batch, noise) -> (objective, flags)`` for one device (``noise``: see :func:`objective`).
 
     ``objective`` is the first stage's objective (before any update of the step); ``flags`` is
     [objective finite, gradient finite per variable of every stage in order]; when a stage's
     objective is non-finite the first flag is False.
     """
 
-    def loss_of(batch):
-        return (lambda: model.training_loss()) if internal else (lambda: model.training_loss(batch))
+    def loss_of(batch, noise):
+        return objective(model, batch, noise, internal)
 
     def apply_if(ok: tf.Tensor, stage: Stage, grads: List[tf.Tensor]) -> None:
         def update():
@@ -57,21 +75,21 @@ def make_step(model: tf.Module, stages: List[Stage], internal: bool) -> Callable
     if len(stages) == 1:
         (stage,) = stages
 
-        def step(batch=None):
-            loss, grads = loss_and_gradients(loss_of(batch), stage.variables)
+        def step(batch=None, noise=None):
+            loss, grads = loss_and_gradients(loss_of(batch, noise), stage.variables)
             flags = finite_flags(loss, grads)
             apply_if(tf.reduce_all(flags), stage, grads)
             return loss, flags
 
         return step
 
-    def staged_step(batch=None):
+    def staged_step(batch=None, noise=None):
         saved = [[tf.identity(v) for v in stage.variables] for stage in stages[:-1]]  # for the rollback
         applied = tf.constant(True)
         objective_ok = tf.constant(True)
         first_loss, gradient_flags = None, []
         for stage in stages:
-            loss, grads = loss_and_gradients(loss_of(batch), stage.variables)
+            loss, grads = loss_and_gradients(loss_of(batch, noise), stage.variables)
             flags = finite_flags(loss, grads)
             first_loss = loss if first_loss is None else first_loss
             objective_ok = tf.logical_and(objective_ok, flags[0])
