@@ -110,6 +110,9 @@ def run(args) -> dict:
     from gpflow_ext.training import fit
 
     result, phases, cpu = {"args": {k: str(v) for k, v in vars(args).items()}}, {}, {}
+    float_type = np.float32 if args.float32 else np.float64
+    gpflow.config.set_default_float(float_type)  # before any model, source or basis is built
+    result["float"] = np.dtype(float_type).name
     tf.random.set_seed(args.seed)
     start, cpu_start = time.perf_counter(), cpu_seconds()
     counts, mean_sq, N, D, K, sample = data_statistics(args.train, args.basis_sample, args.seed)
@@ -122,14 +125,15 @@ def run(args) -> dict:
         if not (Path(args.tfrecord_dir) / "xmc_meta.json").exists():
             write_xmc_tfrecords(args.train, args.tfrecord_dir, rows_per_shard=args.rows_per_shard)
         _record("tfrecord_conversion", phases, cpu, start, cpu_start)
-        source = XMCTFRecordSource(args.tfrecord_dir, args.batch_size, args.shuffle_buffer, args.seed)
+        source = XMCTFRecordSource(args.tfrecord_dir, args.batch_size, args.shuffle_buffer, args.seed,
+                                   dtype=float_type)
     else:
-        source = XMCTextSource(args.train, args.batch_size, args.shuffle_buffer, args.seed)
+        source = XMCTextSource(args.train, args.batch_size, args.shuffle_buffer, args.seed, dtype=float_type)
 
     start, cpu_start = time.perf_counter(), cpu_seconds()
     if args.basis_cache is not None and Path(args.basis_cache).exists():
         cached = np.load(args.basis_cache)  # the basis of an earlier run (X̃ as float32, A)
-        iv = SubspaceInducingPoints(cached["Vt"].astype(np.float64), cached["A"], orthonormal=True)
+        iv = SubspaceInducingPoints(cached["Vt"], cached["A"], orthonormal=True)  # X̃ stays float32 until the model's copy
         result["basis_from_cache"] = {"file": str(args.basis_cache), "computed_seconds": float(cached["seconds"]),
                                       "computed_cpu_seconds": float(cached["cpu_seconds"])}
         del cached
@@ -181,7 +185,7 @@ def run(args) -> dict:
 
 
 def main(argv=None) -> dict:
-    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, logdir=False)
+    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, logdir=False, float32=True)
     parser.add_argument("--train", type=Path, required=True)
     parser.add_argument("--test", type=Path, required=True)
     parser.add_argument("--rank", type=int, default=2000, help="R")

@@ -350,3 +350,16 @@ def test_declared_orthonormal_basis_skips_the_gram_and_is_checked():
     np.testing.assert_allclose(Kuu(declared, kernel).numpy(), Kuu(reference, kernel).numpy(), atol=1e-12)
     with pytest.raises(ValueError, match="not orthonormal"):
         SubspaceInducingPoints(2.0 * reference.basis.numpy(), reference.A.numpy(), orthonormal=True)
+
+
+@pytest.mark.parametrize("orthonormal", [None, True])
+def test_a_float32_basis_builds_the_same_inducing_variable_as_its_float64_copy(orthonormal):
+    rng = np.random.default_rng(3)
+    basis32 = np.linalg.qr(rng.normal(size=(40, 6)))[0].T.astype(np.float32)  # [R, D], rows orthonormal in float32
+    A = rng.normal(size=(5, 6))
+    iv32 = SubspaceInducingPoints(basis32, A, orthonormal=orthonormal)
+    iv64 = SubspaceInducingPoints(basis32.astype(np.float64), A, orthonormal=orthonormal)
+    assert iv32.basis_t.dtype == iv64.basis_t.dtype == gpflow.default_float()
+    np.testing.assert_array_equal(iv32.basis_t.numpy(), iv64.basis_t.numpy())
+    np.testing.assert_array_equal(iv32.basis_gram.numpy(), iv64.basis_gram.numpy())
+    assert iv32.orthonormal_basis == iv64.orthonormal_basis
