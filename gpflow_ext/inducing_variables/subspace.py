@@ -230,9 +230,7 @@ class SubspaceInducingPoints(InducingVariables):
             )
         self.rank, self.input_dim = basis_np.shape
         # X̃ᵀ [D, R]: rows are gathered by sparse minibatches (sparse_dense_matmul)
-        basis_t = np.ascontiguousarray(basis_np.T, dtype=tf.as_dtype(dtype).as_numpy_dtype)  # [D, R]
-        self.basis_t = tf.constant(basis_t)  # [D, R]
-        del basis_t
+        self.basis_t = tf.constant(np.ascontiguousarray(basis_np.T, dtype=tf.as_dtype(dtype).as_numpy_dtype))  # [D, R]
         if orthonormal:
             _check_orthonormal(basis_np)
             gram = np.eye(self.rank)
