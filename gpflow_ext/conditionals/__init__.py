@@ -5,3 +5,4 @@ Importing a submodule registers it with GPflow's ``conditional`` dispatcher wher
 from . import multilabel
 from . import grid
 from . import pairs
+from . import preconditioned

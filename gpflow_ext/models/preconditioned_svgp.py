@@ -24,7 +24,6 @@ import scipy.sparse
 import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.base import MeanAndVariance
-from gpflow.covariances import Kuu
 from gpflow.inducing_variables import InducingVariables
 from gpflow.kernels import Kernel
 from gpflow.likelihoods import Likelihood
@@ -33,7 +32,8 @@ from gpflow.models import GPModel
 from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from gpflow.models.util import inducingpoint_wrapper
 
-from ..covariances.subspace import inducing_covariances, to_input_tensor
+from ..conditionals import preconditioned as preconditioned_moments
+from ..covariances.subspace import to_input_tensor
 from ..inducing_variables.subspace import SubspaceInducingPoints
 from ..validation import (
     check_positive_int,
@@ -42,12 +42,7 @@ from ..validation import (
     check_training_data,
     inducing_input_dim,
 )
-from ..variational.preconditioned import (
-    PreconditionedGaussian,
-    preconditioned_conditional,
-    preconditioned_kl,
-    preconditioned_kl_and_marginals,
-)
+from ..variational.preconditioned import PreconditionedGaussian
 
 __all__ = ["PreconditionedSVGP"]
 
@@ -154,8 +149,9 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
     @check_shapes("return: []")
     def prior_kl(self) -> tf.Tensor:
         """Σ_p KL[q(u_p) ‖ p(u_p)] (eq. 10), from the Cholesky of K + Σ_p only."""
-        Kmm = Kuu(self.inducing_variable, self.kernel)  # [M, M]
-        return preconditioned_kl(Kmm, self.q.q_mu, self.q.q_sigma)
+        return preconditioned_moments.prior_kl(
+            self.inducing_variable, self.kernel, q_mu=self.q.q_mu, q_sigma=self.q.q_sigma
+        )
 
     @check_shapes("return: []")
     def maximum_log_likelihood_objective(self, data: Tuple[Any, Any]) -> tf.Tensor:  # type: ignore[override]
@@ -166,9 +162,8 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         """The evidence lower bound, scaled by num_data / batch size when ``num_data`` is set."""
         X, Y = data
         X = self._as_inputs(X, "X")
-        Kmm, Kmn, Knn = inducing_covariances(self.inducing_variable, self.kernel, X)
-        kl, f_mean, f_var = preconditioned_kl_and_marginals(
-            Kmn, Kmm, Knn, self.q.q_mu, self.q.q_sigma
+        kl, f_mean, f_var = preconditioned_moments.kl_and_marginals(
+            self.inducing_variable, self.kernel, X=X, q_mu=self.q.q_mu, q_sigma=self.q.q_sigma
         )  # [], [B, P], [B, P]: one factorisation shared by the KL and the marginals
         f_mean = self._add_mean_function(X, f_mean)
         var_exp = self._expected_log_likelihood(X, f_mean, f_var, Y)  # [B]
@@ -202,8 +197,9 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
                 f"{type(self).__name__} has independent latent GPs: full_output_cov=False only"
             )
         Xnew = self._as_inputs(Xnew, "Xnew")
-        Kmm, Kmn, Knn = inducing_covariances(self.inducing_variable, self.kernel, Xnew, full_cov=full_cov)
-        mean, var = preconditioned_conditional(Kmn, Kmm, Knn, self.q.q_mu, self.q.q_sigma, full_cov=full_cov)
+        mean, var = preconditioned_moments.marginals(
+            self.inducing_variable, self.kernel, X=Xnew, q_mu=self.q.q_mu, q_sigma=self.q.q_sigma, full_cov=full_cov
+        )
         if not full_cov:
             var = tf.maximum(var, 0.0)  # [N, P]
         return self._add_mean_function(Xnew, mean), var
