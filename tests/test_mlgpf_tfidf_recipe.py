@@ -1,4 +1,4 @@
-"""The ``tfidf`` (``best``) MLGPF recipe: TF-IDF + L2 rows fitted on the training rows only, cosine-decayed Adam;
+"""The ``tfidf`` MLGPF recipe: TF-IDF + L2 rows fitted on the training rows only, cosine-decayed Adam;
 it builds and trains one epoch on a small slice."""
 import os
 
@@ -49,11 +49,10 @@ def test_learning_rate_decay_is_checked():
         recipe.paper_config("s-linear", learning_rate_decay="linear")
 
 
-def test_best_recipe_builds_and_trains_one_epoch_on_a_small_slice():
-    """``best`` is ``tfidf``; on 200 training rows (the first rows of Bibtex when $GPFLOW_EXT_DATA has it, else the
-    generated problem) one epoch runs and returns finite P@k."""
-    assert recipe.RECIPES["best"] is recipe.tfidf_config
-    config = recipe.RECIPES["best"]("s-linear", "bibtex", epochs=1, num_inducing=20, num_latent_gps=4, rank=30,
+def test_tfidf_recipe_builds_and_trains_one_epoch_on_a_small_slice():
+    """On 200 training rows (the first rows of Bibtex when $GPFLOW_EXT_DATA has it, else the generated problem)
+    one epoch runs and returns finite P@k."""
+    config = recipe.RECIPES["tfidf"]("s-linear", "bibtex", epochs=1, num_inducing=20, num_latent_gps=4, rank=30,
                                     batch_size=100, eval_every=1)
     assert config.learning_rate_decay == "cosine" and config.float32 and config.learning_rate == 0.1
     assert isinstance(config.input_transform, TfidfRows)

@@ -9,8 +9,11 @@ f_ik = Σ_p φ_kp h_ip + b_k (eq. 12) are therefore univariate Gaussians
 :func:`utility_moments` gives them for all N × K pairs, :func:`gathered_utility_moments` only at
 the (row, label) pairs asked for (the positives and the sampled negatives of eq. 23), in O(T·P)
 without an N × K tensor.
+
+``loadings=None`` stands for Φ = I (P = K): one independent latent GP per label, f_ik = h_ik + b_k,
+without a K × K matrix.
 """
-from typing import Tuple
+from typing import Optional, Tuple
 
 import tensorflow as tf
 from check_shapes import check_shapes
@@ -28,9 +31,12 @@ __all__ = ["utility_moments", "gathered_utility_moments"]
     "return[1]: [N, K]",
 )
 def utility_moments(
-    h_mean: TensorType, h_var: TensorType, loadings: TensorType, bias: TensorType
+    h_mean: TensorType, h_var: TensorType, loadings: Optional[TensorType], bias: TensorType
 ) -> Tuple[tf.Tensor, tf.Tensor]:
-    """Means and variances of q(f_ik) for every label (eq. 21): ``m Φᵀ + b`` and ``s (Φ²)ᵀ``."""
+    """Means and variances of q(f_ik) for every label (eq. 21): ``m Φᵀ + b`` and ``s (Φ²)ᵀ``
+    (``m + b`` and ``s`` when ``loadings`` is None: Φ = I)."""
+    if loadings is None:
+        return h_mean + bias, tf.convert_to_tensor(h_var)  # [N, K] each
     f_mean = tf.matmul(h_mean, loadings, transpose_b=True) + bias  # [N, K]
     f_var = tf.matmul(h_var, tf.square(loadings), transpose_b=True)  # [N, K]
     return f_mean, f_var
@@ -49,12 +55,17 @@ def utility_moments(
 def gathered_utility_moments(
     h_mean: TensorType,
     h_var: TensorType,
-    loadings: TensorType,
+    loadings: Optional[TensorType],
     bias: TensorType,
     label_ids: TensorType,
     row_ids: TensorType,
 ) -> Tuple[tf.Tensor, tf.Tensor]:
-    """Moments of q(f_ik) (eq. 21) only at the (row, label) pairs asked for: O(T·P), no N×K."""
+    """Moments of q(f_ik) (eq. 21) only at the (row, label) pairs asked for: O(T·P), no N×K
+    (O(T) when ``loadings`` is None: Φ = I)."""
+    if loadings is None:
+        pairs = tf.stack([tf.cast(row_ids, tf.int64), tf.cast(label_ids, tf.int64)], axis=-1)  # [batch..., 2]
+        f_mean = tf.gather_nd(h_mean, pairs) + tf.gather(bias, label_ids)  # [batch...]
+        return f_mean, tf.gather_nd(h_var, pairs)
     phi = tf.gather(loadings, label_ids)  # [batch..., P]
     m = tf.gather(h_mean, row_ids)  # [batch..., P]
     s = tf.gather(h_var, row_ids)  # [batch..., P]

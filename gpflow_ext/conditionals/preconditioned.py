@@ -20,7 +20,7 @@ from gpflow.kernels import Kernel, Linear, Polynomial
 from gpflow.utilities import Dispatcher
 
 from ..covariances.subspace import Kff, inducing_covariances, project_inputs
-from ..inducing_variables.subspace_basis import BasisInducingPoints
+from ..inducing_variables.basis import BasisInducingPoints
 from ..variational.preconditioned import (
     preconditioned_conditional,
     preconditioned_kl,

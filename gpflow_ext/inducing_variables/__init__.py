@@ -1,5 +1,5 @@
 from . import grid
 """Inducing variables: subspace inducing inputs Z = A X̃."""
 from .subspace import SubspaceInducingPoints, subspace_basis
-from .subspace_basis import BasisInducingPoints
+from .basis import BasisInducingPoints
 from .grid import BoundedScaling, GridInducingPoints

@@ -161,7 +161,7 @@ def sample_negative_labels(
 def multilabel_expected_log_likelihood(
     h_mean: TensorType,
     h_var: TensorType,
-    loadings: TensorType,
+    loadings: Optional[TensorType],
     bias: TensorType,
     labels: tf.SparseTensor,
     num_negative_samples: Optional[int] = None,
@@ -180,6 +180,7 @@ def multilabel_expected_log_likelihood(
     ``Σ_k (E[log σ(f_ik)] - E[f_ik]) + Σ_{k∈P_i} E[f_ik]`` (a ``B × K`` computation).
     The sampled estimate is unbiased for the exact one and costs O(B·(|P_i| + S)·P).
 
+    :param loadings: Φ [K, P], or None for Φ = I (P = K independent label GPs).
     :param labels: ``tf.SparseTensor`` ``[B, K]``, stored entries = positive labels.
     :param uniform: ``[B, S]`` U[0,1) draws for the negative sampling (required when sampling).
     """
@@ -189,7 +190,7 @@ def multilabel_expected_log_likelihood(
         h_mean, h_var, loadings, bias, label_ids, row_ids
     )  # [T], [T]
 
-    if num_negative_samples is None or num_negative_samples >= loadings.shape[0]:
+    if num_negative_samples is None or num_negative_samples >= bias.shape[0]:
         f_mean, f_var = utility_moments(h_mean, h_var, loadings, bias)  # [B, K]
         all_negative = tf.reduce_sum(
             expected_log_sigmoid(f_mean, f_var, num_points) - f_mean, axis=-1
@@ -218,6 +219,8 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
     """Bernoulli-logit likelihood over K labels driven by P latent GPs through Φ, b (eq. 12-13).
 
     Holds the factor loadings ``loadings`` (Φ, [K, P]) and the bias ``bias`` (b, [K]).
+    With ``independent_labels=True`` Φ is the identity (P = K, not a parameter; ``loadings`` is None):
+    one latent GP per label, f_ik = h_ik + b_k, at O(K) cost per row instead of O(K·P).
     Observations ``Y`` are 0/1 label indicators: dense ``[N, K]`` through GPflow's
     ``Likelihood`` API, or a ``tf.SparseTensor`` of positives through
     :meth:`sparse_variational_expectations` (the path :class:`~gpflow_ext.models.MLGPF`
@@ -232,11 +235,33 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
         bias: Optional[TensorType] = None,
         num_gauss_hermite_points: int = DEFAULT_NUM_GAUSS_HERMITE_POINTS,
         seed: int = 0,
+        independent_labels: bool = False,
     ) -> None:
         num_labels = check_positive_int(num_labels, "num_labels")
         num_latent_gps = check_positive_int(num_latent_gps, "num_latent_gps")
         num_gauss_hermite_points = check_positive_int(num_gauss_hermite_points, "num_gauss_hermite_points")
+        if independent_labels and (num_latent_gps != num_labels or loadings is not None):
+            raise ValueError(
+                "independent_labels=True means Φ = I: num_latent_gps must equal num_labels "
+                f"({num_labels}, got {num_latent_gps}) and loadings must be None"
+            )
         super().__init__(input_dim=None, latent_dim=num_latent_gps, observation_dim=num_labels)
+        if not independent_labels:
+            loadings = self._initial_loadings(loadings, num_labels, num_latent_gps, seed)
+        bias = np.zeros(num_labels) if bias is None else np.asarray(bias, gpflow.default_float())
+        if bias.shape != (num_labels,):
+            raise ValueError(f"bias must have shape [num_labels] = [{num_labels}], got {bias.shape}")
+        if not np.all(np.isfinite(bias)):
+            raise ValueError("bias contains NaN or inf")
+        self.num_labels = int(num_labels)
+        self.num_gauss_hermite_points = int(num_gauss_hermite_points)
+        self.independent_labels = bool(independent_labels)
+        self.loadings = None if independent_labels else gpflow.Parameter(loadings, name="loadings")  # Φ [K, P]
+        self.bias = gpflow.Parameter(bias, name="bias")  # b [K]
+
+    @staticmethod
+    def _initial_loadings(loadings: Optional[TensorType], num_labels: int, num_latent_gps: int, seed: int) -> np.ndarray:
+        """Φ as given (checked) or N(0, 1/P) draws."""
         if loadings is None:
             rng = np.random.default_rng(seed)
             loadings = rng.normal(size=(num_labels, num_latent_gps)) / np.sqrt(num_latent_gps)
@@ -246,16 +271,9 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
                 f"loadings must have shape [num_labels, num_latent_gps] = "
                 f"[{num_labels}, {num_latent_gps}], got {loadings.shape}"
             )
-        bias = np.zeros(num_labels) if bias is None else np.asarray(bias, gpflow.default_float())
-        if bias.shape != (num_labels,):
-            raise ValueError(f"bias must have shape [num_labels] = [{num_labels}], got {bias.shape}")
-        for name, value in (("loadings", loadings), ("bias", bias)):
-            if not np.all(np.isfinite(value)):
-                raise ValueError(f"{name} contains NaN or inf")
-        self.num_labels = int(num_labels)
-        self.num_gauss_hermite_points = int(num_gauss_hermite_points)
-        self.loadings = gpflow.Parameter(loadings, name="loadings")  # Φ [K, P]
-        self.bias = gpflow.Parameter(bias, name="bias")  # b [K]
+        if not np.all(np.isfinite(loadings)):
+            raise ValueError("loadings contains NaN or inf")
+        return loadings
 
     # -- the large-K path (eq. 23) --------------------------------------------------------
     def sparse_variational_expectations(
@@ -282,10 +300,14 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
     @check_shapes("h_mean: [N, P]", "return: [N, K]")
     def mean_utilities(self, h_mean: TensorType) -> tf.Tensor:
         """f̄ = Φ m + b, the scores used for ranking (Appendix A.3)."""
+        if self.loadings is None:
+            return h_mean + self.bias  # [N, K]
         return tf.matmul(h_mean, self.loadings, transpose_b=True) + self.bias  # [N, K]
 
     # -- GPflow's Likelihood interface (dense 0/1 Y [N, K]) -------------------------------
     def _utilities(self, F: TensorType) -> tf.Tensor:
+        if self.loadings is None:
+            return F + self.bias  # [..., K]
         return tf.einsum("...p,kp->...k", F, self.loadings) + self.bias  # [..., K]
 
     @inherit_check_shapes
@@ -304,6 +326,8 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
         return p - tf.square(p)
 
     def _moments(self, Fmu: TensorType, Fvar: TensorType) -> Tuple[tf.Tensor, tf.Tensor]:
+        if self.loadings is None:
+            return Fmu + self.bias, tf.convert_to_tensor(Fvar)  # [..., K] each
         f_mean = tf.einsum("...p,kp->...k", Fmu, self.loadings) + self.bias  # [..., K] (eq. 21)
         f_var = tf.einsum("...p,kp->...k", Fvar, tf.square(self.loadings))  # [..., K]
         return f_mean, f_var

@@ -94,6 +94,8 @@ class MLGPF(PreconditionedSVGP):
         replacement, from its negatives N_i) and re-weighted by |N_i|/|L_i|; ``None`` or ``≥ K``
         uses every label exactly.
     :param loadings: initial Φ [K, P] (default N(0, 1/P)); ``bias``: initial b [K] (default 0).
+    :param independent_labels: Φ = I, not trained (requires P = K and no ``loadings``): one latent GP per
+        label, f_ik = h_ik + b_k; with a linear kernel this is Bayesian one-vs-rest logistic regression.
     :param q_mu, q_sigma: initial μ, Σ-diagonals [M, P] of the preconditioned q(u_p).
     :param sigma_floor: lower bound on Σ entries (the paper's 1e-6).
     :param num_gauss_hermite_points: quadrature points for the 1-D expectations (eq. 21).
@@ -126,6 +128,7 @@ class MLGPF(PreconditionedSVGP):
         sigma_floor: float = 1e-6,
         num_gauss_hermite_points: int = DEFAULT_NUM_GAUSS_HERMITE_POINTS,
         seed: int = 0,
+        independent_labels: bool = False,
     ) -> None:
         if not isinstance(kernel, gpflow.kernels.Kernel):
             raise TypeError(f"kernel must be a gpflow.kernels.Kernel, got {type(kernel).__name__}")
@@ -137,7 +140,8 @@ class MLGPF(PreconditionedSVGP):
         num_data = check_positive_int(num_data, "num_data")
         num_negative_samples = check_positive_int(num_negative_samples, "num_negative_samples", allow_none=True)
         likelihood = MultiLabelBernoulli(
-            num_labels, num_latent_gps, loadings, bias, num_gauss_hermite_points, seed=seed
+            num_labels, num_latent_gps, loadings, bias, num_gauss_hermite_points, seed=seed,
+            independent_labels=independent_labels,
         )
         super().__init__(
             kernel, likelihood, inducing_variable, num_data=num_data, num_latent_gps=num_latent_gps,
@@ -152,8 +156,8 @@ class MLGPF(PreconditionedSVGP):
 
     # -- parameters ----------------------------------------------------------------------
     @property
-    def loadings(self) -> gpflow.Parameter:
-        """Φ [K, P]."""
+    def loadings(self) -> Optional[gpflow.Parameter]:
+        """Φ [K, P] (None with ``independent_labels``: Φ = I)."""
         return self.likelihood.loadings
 
     @property

@@ -38,15 +38,17 @@ import tensorflow as tf
 
 from .._deprecation import deprecated_alias
 from ..covariances.subspace import to_input_tensor
-from ..inducing_variables import SubspaceInducingPoints
+from ..inducing_variables import BasisInducingPoints, SubspaceInducingPoints
 from ..models import MLGPF
 from ..models import mlgpf as _mlgpf_module
 from ..training import TensorBoard, fit
 from ..training.schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
-from ..validation import check_choice, check_multilabel_data, check_positive_int
+from ..validation import check_choice, check_multilabel_data, check_positive_int, check_positive_number
+from .mlgpf_data import DATASET_FILE_NAMES, load_xmc, synthetic_multilabel
 
 __all__ = [
     "METHODS", "DATASET_SETTINGS", "DATASET_FILE_NAMES", "MLGPFConfig", "parse_method", "paper_config", "tfidf_config",
+    "label_gps_config",
     "RECIPES", "register_recipe", "build_mlgpf", "run_mlgpf", "full_bound", "load_xmc",
     "synthetic_multilabel", "tour_config",
 ]
@@ -62,13 +64,6 @@ DATASET_SETTINGS: Dict[str, Dict[str, int]] = {
     "eurlex": dict(num_latent_gps=40, num_inducing=500, rank=2500, batch_size=800, epochs=200),
     "rcv1": dict(num_latent_gps=30, num_inducing=500, rank=2000, batch_size=500, epochs=20),
     "amazoncat": dict(num_latent_gps=30, num_inducing=500, rank=2000, batch_size=500, epochs=15),
-}
-
-#: File-name stems of each dataset as distributed (Mulan / Extreme Classification Repository).
-DATASET_FILE_NAMES: Dict[str, Tuple[str, ...]] = {
-    "eurlex": ("eurlex", "Eurlex", "EUR-Lex"),
-    "rcv1": ("rcv1", "RCV1-x", "rcv1x"),
-    "amazoncat": ("amazoncat", "AmazonCat-13K", "AmazonCat"),
 }
 
 Matrix = Union[np.ndarray, scipy.sparse.csr_matrix]
@@ -98,6 +93,13 @@ class MLGPFConfig:
         first fitted on the training X: ``input_transform.fit(X_train)`` returns the transform applied.
     :param learning_rate_decay: ``"constant"`` or ``"cosine"`` (to 0 over all steps;
         :func:`gpflow_ext.training.schedules.decayed_learning_rate`).
+    :param basis_inducing: the R basis vectors themselves are the inducing inputs, Z = X̃
+        (:class:`~gpflow_ext.inducing_variables.BasisInducingPoints`; M = R, ``num_inducing`` and
+        ``train_inducing`` unused; needs ``subspace``). With the linear kernel this is exact Bayesian
+        linear regression in the span of X̃, at O(B·R·P) per step.
+    :param independent_labels: one latent GP per label, Φ = I not trained (P = K; ``num_latent_gps`` unused).
+    :param kernel_variance: the kernel's variance σ², fixed (not trained); ``None`` initialises it from the
+        data (see :func:`build_mlgpf`) and trains it with the bound.
     """
 
     kernel: str = "linear"
@@ -116,6 +118,9 @@ class MLGPFConfig:
     eval_every: int = 1
     input_transform: Optional[Callable[[Matrix], Matrix]] = None
     learning_rate_decay: str = "constant"
+    basis_inducing: bool = False
+    independent_labels: bool = False
+    kernel_variance: Optional[float] = None
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -123,6 +128,10 @@ class MLGPFConfig:
         for name in ("num_latent_gps", "num_inducing", "rank", "batch_size", "epochs", "kmeans_max_iter", "eval_every"):
             check_positive_int(getattr(self, name), name)
         check_positive_int(self.num_negative_samples, "num_negative_samples", allow_none=True)
+        if self.basis_inducing and not self.subspace:
+            raise ValueError("basis_inducing=True (Z = X̃) needs subspace=True: use an s-* method")
+        if self.kernel_variance is not None:
+            check_positive_number(self.kernel_variance, "kernel_variance", "a positive finite float or None")
         if self.input_transform is not None and not callable(self.input_transform):
             raise TypeError(f"input_transform must be callable or None, got {type(self.input_transform).__name__}")
 
@@ -161,9 +170,30 @@ def tfidf_config(method: str = "s-linear", dataset: str = "bibtex", **overrides:
     return dataclasses.replace(config, input_transform=TfidfRows(), learning_rate_decay="cosine")
 
 
+def label_gps_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: Any) -> MLGPFConfig:
+    """One linear-kernel GP per label (Φ = I, P = K) on TF-IDF, L2-normalised rows, with the subspace basis
+    itself as inducing inputs (Z = X̃, R = min(2000, N, D)): Bayesian one-vs-rest logistic regression on
+    the span of the leading R right-singular vectors, exact when R = rank(X). Prior weight variance
+    σ² = 16 (fixed; the rows have unit norm), Adam at 0.1 with a cosine decay over 100 epochs, float32.
+    Chosen on a validation split of Bibtex's training file (``docs/mlgpf/results.md``).
+
+    :raises ValueError: ``method`` is not ``s-linear`` (the recipe is that model; others have no Z = X̃
+        shortcut).
+    """
+    if parse_method(method) != (True, True, "linear"):
+        raise ValueError(f"the label-gps recipe is the s-linear model; got method={method!r}")
+    settings = dict(rank=2000, kernel_variance=16.0)
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    config = tfidf_config(method, dataset, **settings)
+    return dataclasses.replace(config, basis_inducing=True, independent_labels=True)
+
+
 #: Named recipes: ``name -> factory(method, dataset, **overrides) -> MLGPFConfig`` (``--recipe`` in the scripts):
-#: ``paper`` (the paper's settings), ``tfidf`` (:func:`tfidf_config`; also ``best``).
-RECIPES: Dict[str, Callable[..., MLGPFConfig]] = {"paper": paper_config, "tfidf": tfidf_config, "best": tfidf_config}
+#: ``paper`` (the paper's settings), ``tfidf`` (:func:`tfidf_config`), ``label-gps`` (:func:`label_gps_config`;
+#: also ``best``, the most accurate on Bibtex's validation split).
+RECIPES: Dict[str, Callable[..., MLGPFConfig]] = {
+    "paper": paper_config, "tfidf": tfidf_config, "label-gps": label_gps_config, "best": label_gps_config,
+}
 
 
 def register_recipe(name: str, factory: Callable[..., MLGPFConfig]) -> None:
@@ -181,8 +211,10 @@ def register_recipe(name: str, factory: Callable[..., MLGPFConfig]) -> None:
 def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLGPF:
     """The config's MLGPF initialised from the training data ``X`` [N, D] (dense or CSR), ``Y`` [N, K].
 
-    ``s-*`` variants: Z = A X̃ (X̃: ``rank`` leading right-singular vectors of X; A: k-means on U·S);
-    the others: free Z from a few k-means iterations on X; ``train_inducing`` sets A / Z trainable.
+    ``s-*`` variants: Z = A X̃ (X̃: ``rank`` leading right-singular vectors of X; A: k-means on U·S), or
+    Z = X̃ with ``basis_inducing``; the others: free Z from a few k-means iterations on X;
+    ``train_inducing`` sets A / Z trainable. ``kernel_variance`` fixes σ²; ``independent_labels`` makes
+    P = K with Φ = I.
     Initialisation the paper does not give, chosen here: the linear kernel's variance is
     1/mean‖x‖² so that k(x, x) ≈ 1; the SE lengthscale is the median distance between 1 000 random
     training rows; b_k = logit of label k's training frequency; Φ ~ N(0, 1/P). ``model_kwargs`` go
@@ -199,7 +231,12 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
         kernel = gpflow.kernels.Linear(variance=1.0 / max(float(np.mean(sq_norms)), 1e-12))
     else:
         kernel = gpflow.kernels.SquaredExponential(variance=1.0, lengthscales=median_distance(X, sq_norms, rng))
-    if config.subspace:
+    if config.kernel_variance is not None:
+        kernel.variance.assign(config.kernel_variance)
+        gpflow.set_trainable(kernel.variance, False)
+    if config.basis_inducing:
+        inducing_variable = BasisInducingPoints.from_data(X, rank=min(config.rank, min(N, D)), seed=config.seed)
+    elif config.subspace:
         inducing_variable = SubspaceInducingPoints.from_data(
             X, num_inducing=num_inducing, rank=min(config.rank, min(N, D)), seed=config.seed,
             trainable_A=config.train_inducing, kmeans_max_iter=config.kmeans_max_iter,
@@ -214,9 +251,11 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
         gpflow.set_trainable(inducing_variable, config.train_inducing)
     frequency = np.clip(np.asarray(Y.sum(axis=0)).ravel() / N, 0.5 / N, 1.0 - 0.5 / N)  # [K]
     model_kwargs.setdefault("bias", np.log(frequency) - np.log1p(-frequency))
+    num_latent_gps = Y.shape[1] if config.independent_labels else config.num_latent_gps
     return MLGPF(
-        kernel, inducing_variable, num_labels=Y.shape[1], num_latent_gps=config.num_latent_gps, num_data=N,
-        num_negative_samples=config.num_negative_samples, seed=config.seed, **model_kwargs,
+        kernel, inducing_variable, num_labels=Y.shape[1], num_latent_gps=num_latent_gps, num_data=N,
+        num_negative_samples=config.num_negative_samples, seed=config.seed,
+        independent_labels=config.independent_labels, **model_kwargs,
     )
 
 
@@ -330,46 +369,6 @@ def run_mlgpf(
         "metric_epochs": list(history.metric_epochs),
         **{k: float(v) for k, v in scores.items()},
     }
-
-
-# -----------------------------------------------------------------------------------------
-# data
-# -----------------------------------------------------------------------------------------
-def load_xmc(dataset: str, data_dir: Optional[Union[str, Path]] = None, max_rows: Optional[int] = None):
-    """``((X_train, Y_train), (X_test, Y_test))`` as CSR matrices through :func:`gpflow_ext.data.load_multilabel`,
-    trying each published file name of ``dataset`` (:data:`DATASET_FILE_NAMES`); ``max_rows`` keeps only the
-    first rows of each split (smoke runs).
-
-    :raises FileNotFoundError: none of the names was found (the message lists every attempt).
-    """
-    from ..data import load_multilabel
-
-    errors = []
-    for name in DATASET_FILE_NAMES.get(dataset, (dataset,)):
-        try:
-            train, test = load_multilabel(name, data_dir)
-        except FileNotFoundError as error:
-            errors.append(str(error))
-            continue
-        rows = slice(max_rows or None)
-        return (train.X[rows], train.Y[rows]), (test.X[rows], test.Y[rows])
-    raise FileNotFoundError("; ".join(errors))
-
-
-def synthetic_multilabel(num_rows: int = 2500, num_features: int = 300, num_labels: int = 50, seed: int = 0):
-    """The tour's problem, no download: sparse binary bag-of-words rows (~5 % of the words each) whose 3
-    labels are the top scores of a rank-8 linear map of the words, which MLGPF's factor model (linear
-    kernel, Φ, b) can express. Returns ``((X, Y) train, (X, Y) test)``, the last fifth of the rows as test."""
-    rng = np.random.default_rng(seed)
-    X = scipy.sparse.random(num_rows, num_features, density=0.05, format="csr", random_state=seed)
-    X.data[:] = 1.0
-    scores = X @ rng.normal(size=(num_features, 8)) @ rng.normal(size=(8, num_labels))  # [N, K]
-    top = np.argsort(-scores, axis=1)[:, :3]  # [N, 3]
-    Y = scipy.sparse.csr_matrix(
-        (np.ones(top.size), (np.repeat(np.arange(num_rows), 3), top.ravel())), shape=(num_rows, num_labels)
-    )
-    split = num_rows * 4 // 5
-    return (X[:split], Y[:split]), (X[split:], Y[split:])
 
 
 def tour_config(quick: bool = True, *, epochs: Optional[int] = None, seed: int = 0) -> MLGPFConfig:
