@@ -140,3 +140,12 @@ def test_bad_basis_raises():
         BasisInducingPoints(np.ones(4))
     with pytest.raises(ValueError, match="rank"):
         BasisInducingPoints.from_data(np.ones((3, 4)), rank=5)
+
+
+def test_speed_benchmark_small_run(run_python):
+    """``python -m benchmarks.label_gps_speed`` at a small R: both paths run and print the same bound."""
+    stdout = run_python("-m", "benchmarks.label_gps_speed", "--ranks", "20", "--repeats", "1").stdout
+    rows = [line.split() for line in stdout.splitlines() if line.startswith("20 ")]
+    assert len(rows) == 2 and "dense time / this" in stdout, stdout
+    bounds = [float(row[-1]) for row in rows]
+    np.testing.assert_allclose(bounds[0], bounds[1], rtol=1e-4)
