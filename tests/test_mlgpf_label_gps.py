@@ -102,6 +102,8 @@ def test_label_gps_one_epoch_on_bibtex_rows(dataset_path, data_dir):
     config = recipe.RECIPES["best"]("s-linear", "bibtex", epochs=1, batch_size=100)
     result = recipe.run_mlgpf(config, (X, Y), (Xt, Yt), progress=False)
     assert result["epochs_trained"] == 1 and result["config"]["independent_labels"]
+    assert result["settings"]["num_latent_gps"] == Y.shape[1]  # as built: P = K, M = R = min(2000, N, D)
+    assert result["settings"]["num_inducing"] == result["settings"]["rank"] == min(2000, *X.shape)
     assert all(np.isfinite(result[k]) and 0.0 <= result[k] <= 100.0 for k in ("P@1", "P@3", "P@5"))
     assert np.isfinite(result["final_bound"]) and result["final_bound"] < 0.0
 

@@ -355,7 +355,11 @@ def run_mlgpf(
     return {
         "method": config.method,
         "config": config.as_dict(),
-        "settings": {k: getattr(config, k) for k in ("num_latent_gps", "num_inducing", "rank", "batch_size", "epochs")},
+        "settings": {  # as built: P, M, R of the model (e.g. P = K with independent labels, M = R with Z = X̃)
+            "num_latent_gps": int(model.num_latent_gps), "num_inducing": int(model.inducing_variable.num_inducing),
+            "rank": getattr(model.inducing_variable, "rank", None), "batch_size": config.batch_size,
+            "epochs": config.epochs,
+        },
         "learning_rate": config.learning_rate,
         "num_negative_samples": config.num_negative_samples,
         "float": "float32" if config.float32 else "float64",
