@@ -300,9 +300,7 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
     @check_shapes("h_mean: [N, P]", "return: [N, K]")
     def mean_utilities(self, h_mean: TensorType) -> tf.Tensor:
         """f̄ = Φ m + b, the scores used for ranking (Appendix A.3)."""
-        if self.loadings is None:
-            return h_mean + self.bias  # [N, K]
-        return tf.matmul(h_mean, self.loadings, transpose_b=True) + self.bias  # [N, K]
+        return self._utilities(h_mean)  # [N, K]
 
     # -- GPflow's Likelihood interface (dense 0/1 Y [N, K]) -------------------------------
     def _utilities(self, F: TensorType) -> tf.Tensor:
