@@ -12,6 +12,10 @@ scikit-learn one-vs-rest logistic regression
 (``gpflow_ext.recipes.xmc_baselines``) runs in this process. Every method is scored by
 ``gpflow_ext.metrics`` (P@1/3/5, nDCG@1/3/5) and printed beside the paper's MLGPF numbers
 (Tables 2, 3).
+
+omikuji's tree building is not seeded, so its scores vary from run to run (about one point of P@1 on
+Bibtex); ``--repeats N`` runs each peer N times (seeds ``seed`` … ``seed + N - 1``) and adds a summary row per
+peer with the median, minimum and maximum of each score.
 """
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
@@ -56,7 +60,10 @@ def scores_from_top(top: np.ndarray, Y_test: sp.csr_matrix, ks=(1, 3, 5)) -> Dic
     return ranking_metrics(top, Y_test, ks)
 
 
-def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: int = 2, seed: int = 0) -> List[Dict[str, Any]]:
+def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: int = 2, seed: int = 0,
+              repeats: int = 1) -> List[Dict[str, Any]]:
+    """Each peer in ``methods`` trained ``repeats`` times (seeds ``seed + r``) and scored on the test split;
+    one row per run (``run``: r), in run order. The data are written once."""
     from gpflow_ext.data import write_xmc_text
 
     python = peers_python()
@@ -68,22 +75,42 @@ def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: i
         write_xmc_text(os.path.join(folder, "train.txt"), X_train, Y_train)
         write_xmc_text(os.path.join(folder, "test.txt"), X_test, Y_test)
         log = os.path.join(folder, "worker.log")
-        with open(log, "w") as handle:
-            completed = subprocess.run(
-                [python, str(worker), folder, "--methods", *methods, "--top-k", "5", "--threads", str(threads),
-                 "--seed", str(seed)],
-                stdout=handle, stderr=subprocess.STDOUT,
-            )
-        if completed.returncode != 0:
-            tail = Path(log).read_text()[-3000:]
-            raise RuntimeError(f"peer worker failed (exit {completed.returncode}):\n{tail}")
-        for name in methods:
-            out = np.load(os.path.join(folder, f"{name}.npz"))
-            results.append({
-                "method": name, "fit_seconds": float(out["fit_seconds"]),
-                "predict_seconds": float(out["predict_seconds"]), **scores_from_top(out["top"], Y_test),
-            })
+        for run in range(repeats):
+            with open(log, "w") as handle:
+                completed = subprocess.run(
+                    [python, str(worker), folder, "--methods", *methods, "--top-k", "5", "--threads", str(threads),
+                     "--seed", str(seed + run)],
+                    stdout=handle, stderr=subprocess.STDOUT,
+                )
+            if completed.returncode != 0:
+                tail = Path(log).read_text()[-3000:]
+                raise RuntimeError(f"peer worker failed (exit {completed.returncode}):\n{tail}")
+            for name in methods:
+                out = np.load(os.path.join(folder, f"{name}.npz"))
+                results.append({
+                    "method": name, "run": run, "seed": seed + run, "fit_seconds": float(out["fit_seconds"]),
+                    "predict_seconds": float(out["predict_seconds"]), **scores_from_top(out["top"], Y_test),
+                })
     return results
+
+
+def summarise_runs(rows: List[Dict[str, Any]], keys=("P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "fit_seconds")
+                   ) -> List[Dict[str, Any]]:
+    """One row per method with more than one run: the median of each score in ``keys`` and its
+    ``"<key> min"`` / ``"<key> max"`` over the runs (``runs``: how many)."""
+    summary = []
+    for name in dict.fromkeys(r["method"] for r in rows):
+        runs = [r for r in rows if r["method"] == name]
+        if len(runs) < 2:
+            continue
+        row: Dict[str, Any] = {"method": f"{name} (median of {len(runs)} runs)", "runs": len(runs)}
+        for key in keys:
+            values = np.array([r[key] for r in runs if key in r], dtype=float)
+            if values.size:
+                row[key] = float(np.median(values))
+                row[f"{key} min"], row[f"{key} max"] = float(values.min()), float(values.max())
+        summary.append(row)
+    return summary
 
 
 def main(argv=None) -> Dict[str, Any]:
@@ -94,18 +121,23 @@ def main(argv=None) -> Dict[str, Any]:
                         choices=["napkinxc", "omikuji", "ovr"], help="peers to run (ovr: scikit-learn one-vs-rest)")
     parser.add_argument("--threads", type=int, default=2, help="threads of each peer")
     parser.add_argument("--C", type=float, default=10.0, help="inverse L2 strength of the one-vs-rest model")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of each napkinXC / omikuji peer (seeds seed, seed+1, ...), summarised by the median")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
+    if args.repeats < 1:
+        parser.error(f"--repeats must be a positive integer, got {args.repeats}")
     (X_train, Y_train), (X_test, Y_test) = load_xmc(args.dataset, args.data_dir, SMOKE_ROWS if args.smoke else None)
     rows = []
     peers = [m for m in args.methods if m in PEER_METHODS]
     if peers:
-        rows += run_peers(X_train, Y_train, X_test, Y_test, peers, args.threads, args.seed)
+        rows += run_peers(X_train, Y_train, X_test, Y_test, peers, args.threads, args.seed, args.repeats)
     if "ovr" in args.methods:
         rows.append(one_vs_rest_logistic((X_train, Y_train), (X_test, Y_test), C=args.C, seed=args.seed))
     paper = PAPER["table2"].get(args.dataset, {}).get("s-linear")
-    table_rows = [dict(r) for r in rows]
+    summary = summarise_runs(rows)
+    table_rows = [dict(r) for r in rows] + summary
     if paper:
         table_rows.append({"method": "paper MLGPF s-LINEAR (Table 2)", "P@1": paper["P@1"], "P@3": paper["P@3"],
                            "P@5": paper["P@5"]})
@@ -114,6 +146,8 @@ def main(argv=None) -> Dict[str, Any]:
     print_table(table_rows, ["method", "P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "fit_seconds"],
                 title=f"{args.dataset}: peers on the same split (P@k, nDCG@k in %)")
     result = {"dataset": args.dataset, "n_train": X_train.shape[0], "n_test": X_test.shape[0], "results": rows}
+    if summary:
+        result["summary"] = summary
     write_results(result, args.output)
     return result
 

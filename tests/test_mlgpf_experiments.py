@@ -98,3 +98,27 @@ def test_tour_runs(tmp_path):
                 "--logdir", tmp_path / "tb")
     scores = json.loads(output.read_text())["mlgpf_multilabel"]
     assert set(scores) == {"P@1", "P@3", "P@5"} and scores["P@1"] > 0
+
+
+def test_xmc_baselines_summarise_runs_median_and_range():
+    from experiments.xmc_baselines import summarise_runs
+
+    rows = [{"method": "omikuji", "run": r, "P@1": p, "fit_seconds": 1.0 + r} for r, p in enumerate((63.0, 64.5, 63.5))]
+    rows.append({"method": "napkinxc", "run": 0, "P@1": 63.2, "fit_seconds": 1.0})  # one run: no summary row
+    (summary,) = summarise_runs(rows)
+    assert summary["method"] == "omikuji (median of 3 runs)" and summary["runs"] == 3
+    assert (summary["P@1"], summary["P@1 min"], summary["P@1 max"]) == (63.5, 63.0, 64.5)
+    assert summary["fit_seconds"] == 2.0 and "P@3" not in summary
+
+
+def test_xmc_baselines_repeats_peers(dataset_path, data_dir, tmp_path):
+    dataset_path("bibtex", "bibtex-train.arff.gz")
+    if not Path(os.environ.get("GPFLOW_EXT_PEERS_PYTHON") or "/work/peers/bin/python").exists():
+        pytest.skip("no peers interpreter (napkinXC, omikuji)")
+    output = tmp_path / "baselines.json"
+    _run_script("experiments.xmc_baselines", "--data-dir", data_dir, "--dataset", "bibtex", "--smoke",
+                "--threads", "1", "--methods", "omikuji", "--repeats", "2", "--output", output)
+    result = json.loads(output.read_text())
+    assert [(r["method"], r["run"], r["seed"]) for r in result["results"]] == [("omikuji", 0, 0), ("omikuji", 1, 1)]
+    (summary,) = result["summary"]
+    assert summary["P@1 min"] <= summary["P@1"] <= summary["P@1 max"]

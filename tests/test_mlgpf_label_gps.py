@@ -89,6 +89,10 @@ def test_best_recipe_is_label_gps_and_builds_that_model():
     assert config.rank == 2000 and config.learning_rate_decay == "cosine" and config.float32
     assert isinstance(config.input_transform, TfidfRows)
     assert recipe.RECIPES["best"]("s-linear", "bibtex", epochs=3, rank=50).rank == 50  # explicit flags win
+    # 100 epochs, or the paper's where it trains fewer (the large corpora); unknown names get 100
+    assert [recipe.RECIPES["best"]("s-linear", name).epochs for name in ("bibtex", "rcv1", "amazoncat", "other")] == [
+        100, 20, 15, 100]
+    assert recipe.RECIPES["best"]("s-linear", "amazoncat", epochs=40).epochs == 40
     X, Y = _problem(rows=50, cols=30)
     model = recipe.build_mlgpf(config, TfidfRows().fit(X)(X), Y)
     assert isinstance(model.inducing_variable, BasisInducingPoints) and model.inducing_variable.num_inducing == 30
