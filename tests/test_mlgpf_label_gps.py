@@ -85,7 +85,7 @@ def test_full_rank_model_is_bayesian_one_vs_rest_logistic_regression():
 def test_best_recipe_is_label_gps_and_builds_that_model():
     assert recipe.RECIPES["best"] is recipe.label_gps_config is recipe.RECIPES["label-gps"]
     config = recipe.RECIPES["best"]("s-linear", "bibtex")
-    assert config.basis_inducing and config.independent_labels and config.kernel_variance == 16.0
+    assert config.basis_inducing and config.independent_labels and config.kernel_variance == 12.0
     assert config.rank == 2000 and config.learning_rate_decay == "cosine" and config.float32
     assert isinstance(config.input_transform, TfidfRows)
     assert recipe.RECIPES["best"]("s-linear", "bibtex", epochs=3, rank=50).rank == 50  # explicit flags win
@@ -97,7 +97,7 @@ def test_best_recipe_is_label_gps_and_builds_that_model():
     model = recipe.build_mlgpf(config, TfidfRows().fit(X)(X), Y)
     assert isinstance(model.inducing_variable, BasisInducingPoints) and model.inducing_variable.num_inducing == 30
     assert model.num_latent_gps == K and model.loadings is None
-    assert float(model.kernel.variance.numpy()) == 16.0 and not model.kernel.variance.trainable
+    assert float(model.kernel.variance.numpy()) == 12.0 and not model.kernel.variance.trainable
 
 
 def test_label_gps_one_epoch_on_bibtex_rows(dataset_path, data_dir):
