@@ -122,3 +122,10 @@ def test_xmc_baselines_repeats_peers(dataset_path, data_dir, tmp_path):
     assert [(r["method"], r["run"], r["seed"]) for r in result["results"]] == [("omikuji", 0, 0), ("omikuji", 1, 1)]
     (summary,) = result["summary"]
     assert summary["P@1 min"] <= summary["P@1"] <= summary["P@1 max"]
+
+
+def test_xmc_baselines_rejects_non_positive_repeats(data_dir):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    completed = subprocess.run([sys.executable, "-m", "experiments.xmc_baselines", "--data-dir", str(data_dir),
+                                "--repeats", "0"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 2 and "--repeats must be a positive integer, got 0" in completed.stderr
