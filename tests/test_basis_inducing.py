@@ -149,3 +149,21 @@ def test_speed_benchmark_small_run(run_python):
     assert len(rows) == 2 and "dense time / this" in stdout, stdout
     bounds = [float(row[-1]) for row in rows]
     np.testing.assert_allclose(bounds[0], bounds[1], rtol=1e-4)
+
+
+def test_from_stream_equals_from_data():
+    """Exact-rank data read in blocks: the same X̃ (same sign convention) as from_data, A = I."""
+    rng = np.random.default_rng(4)
+    X = scipy.sparse.csr_matrix(rng.normal(size=(120, 9)) @ rng.normal(size=(9, 50)))
+    reference = BasisInducingPoints.from_data(X, rank=9)
+    for blocks in (lambda: (X[i : i + 37] for i in range(0, 120, 37)), [X[:50], X[50:]],
+                   tf.data.Dataset.from_tensor_slices(X.toarray()).batch(32)):
+        streamed = BasisInducingPoints.from_stream(blocks, 9, 50, passes=2)
+        assert isinstance(streamed, BasisInducingPoints) and streamed.num_inducing == 9
+        np.testing.assert_allclose(streamed.basis.numpy(), reference.basis.numpy(), atol=1e-9)
+        np.testing.assert_array_equal(streamed.A.numpy(), np.eye(9))
+        assert not streamed.A.trainable
+    with pytest.raises(ValueError, match="rank"):
+        BasisInducingPoints.from_stream([X], 51, 50)
+    with pytest.raises(ValueError, match="passes"):
+        BasisInducingPoints.from_stream([X], 9, 50, passes=1)

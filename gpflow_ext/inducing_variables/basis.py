@@ -50,3 +50,29 @@ class BasisInducingPoints(SubspaceInducingPoints):
         rank = check_positive_int(rank, "rank")
         _, _, Vt = subspace_basis(X, rank, seed=seed)
         return cls(Vt)
+
+    @classmethod
+    def from_stream(  # type: ignore[override]
+        cls,
+        blocks: Any,
+        rank: int,
+        num_features: int,
+        seed: int = 0,
+        *,
+        passes: int = 3,
+        oversample: Optional[int] = None,
+        work_dtype: Any = np.float64,
+    ) -> "BasisInducingPoints":
+        """X̃ from data read in row blocks, as :meth:`SubspaceInducingPoints.from_stream` builds it (a
+        randomized subspace iteration with ``passes`` passes; X is never held whole), with no k-means.
+
+        :param blocks: a function returning a fresh iterable of row blocks, or a re-iterable (list,
+            ``tf.data.Dataset``); blocks are scipy.sparse, numpy or tf tensors, or ``(X, Y)`` tuples.
+        :param num_features: D.
+        :param work_dtype: float type of the [D, R + oversample] work arrays.
+        """
+        from .subspace_stream import streamed_subspace_basis
+
+        basis = streamed_subspace_basis(blocks, rank, num_features, passes=passes, oversample=oversample,
+                                        kmeans_sample=1, seed=seed, dtype=work_dtype)
+        return cls(basis.Vt)
