@@ -54,7 +54,10 @@ def print_comparison(results) -> str:
 def main(argv=None) -> Dict[str, Any]:
     parser = base_parser(__doc__.splitlines()[0], float32=True, progress=True,
                          smoke=f"the first {SMOKE['max_rows']} rows of each split, small P, M, R (explicit flags win)")
-    parser.add_argument("--dataset", default="bibtex", choices=sorted(DATASET_SETTINGS))
+    parser.add_argument("--dataset", default="bibtex",
+                        help="a multi-label dataset under --data-dir in a Mulan or XMC layout "
+                             "(gpflow_ext.data.load_multilabel); the paper's settings exist for "
+                             f"{', '.join(sorted(DATASET_SETTINGS))}, other names get Bibtex's")
     parser.add_argument("--method", default="s-linear", choices=METHODS)
     parser.add_argument("--recipe", default="paper", choices=sorted(RECIPES),
                         help="named settings (gpflow_ext.recipes.mlgpf.RECIPES); paper: the paper's per --method")
@@ -76,7 +79,10 @@ def main(argv=None) -> Dict[str, Any]:
     overrides = {name: getattr(args, name) for name in OVERRIDES}
     overrides["float32"] = args.float32 or None
     config = RECIPES[args.recipe](args.method, args.dataset, **overrides)
-    train, test = load_xmc(args.dataset, args.data_dir, SMOKE["max_rows"] if args.smoke else None)
+    try:
+        train, test = load_xmc(args.dataset, args.data_dir, SMOKE["max_rows"] if args.smoke else None)
+    except FileNotFoundError as error:
+        parser.error(f"--dataset {args.dataset!r}: {error}")
     result = run_mlgpf(config, train, test, logdir=args.logdir, progress=not args.no_progress)
     result = {"dataset": args.dataset, "recipe": args.recipe, **result, "paper": paper_row(args.dataset, config.method)}
     print_comparison([result])

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from experiments.common import base_parser, print_table, write_results
 from experiments.paper_values import MLGPF as PAPER
 from gpflow_ext.metrics import ranking_metrics
-from gpflow_ext.recipes.mlgpf import DATASET_SETTINGS, load_xmc
+from gpflow_ext.recipes.mlgpf import load_xmc
 from gpflow_ext.recipes.xmc_baselines import one_vs_rest_logistic
 
 PEER_METHODS = ("napkinxc", "omikuji")
@@ -116,7 +116,8 @@ def summarise_runs(rows: List[Dict[str, Any]], keys=("P@1", "P@3", "P@5", "nDCG@
 def main(argv=None) -> Dict[str, Any]:
     parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False,
                          smoke=f"the first {SMOKE_ROWS} rows of each split")
-    parser.add_argument("--dataset", default="bibtex", choices=sorted(DATASET_SETTINGS))
+    parser.add_argument("--dataset", default="bibtex",
+                        help="a multi-label dataset under --data-dir in a Mulan or XMC layout (as in mlgpf_xmc)")
     parser.add_argument("--methods", nargs="+", default=["napkinxc", "omikuji", "ovr"],
                         choices=["napkinxc", "omikuji", "ovr"], help="peers to run (ovr: scikit-learn one-vs-rest)")
     parser.add_argument("--threads", type=int, default=2, help="threads of each peer")
@@ -128,7 +129,10 @@ def main(argv=None) -> Dict[str, Any]:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
     if args.repeats < 1:
         parser.error(f"--repeats must be a positive integer, got {args.repeats}")
-    (X_train, Y_train), (X_test, Y_test) = load_xmc(args.dataset, args.data_dir, SMOKE_ROWS if args.smoke else None)
+    try:
+        (X_train, Y_train), (X_test, Y_test) = load_xmc(args.dataset, args.data_dir, SMOKE_ROWS if args.smoke else None)
+    except FileNotFoundError as error:
+        parser.error(f"--dataset {args.dataset!r}: {error}")
     rows = []
     peers = [m for m in args.methods if m in PEER_METHODS]
     if peers:

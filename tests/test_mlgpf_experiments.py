@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -129,3 +130,30 @@ def test_xmc_baselines_rejects_non_positive_repeats(data_dir):
     completed = subprocess.run([sys.executable, "-m", "experiments.xmc_baselines", "--data-dir", str(data_dir),
                                 "--repeats", "0"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 2 and "--repeats must be a positive integer, got 0" in completed.stderr
+
+
+def test_mlgpf_xmc_best_recipe_on_a_dataset_it_has_no_settings_for(tmp_path):
+    """Any multi-label dataset in a published layout runs under ``--recipe best`` unchanged (Bibtex's
+    defaults for the paper's settings); a name with no files is a parser error that lists where it looked."""
+    from gpflow_ext.data import write_xmc_text
+    from gpflow_ext.recipes.mlgpf import synthetic_multilabel
+
+    (X_train, Y_train), (X_test, Y_test) = synthetic_multilabel(num_rows=300, num_features=40, num_labels=12)
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    write_xmc_text(folder / "toy_train.txt", X_train, Y_train)
+    write_xmc_text(folder / "toy_test.txt", X_test, Y_test)
+    output = tmp_path / "toy.json"
+    _run_script("experiments.mlgpf_xmc", "--data-dir", tmp_path, "--dataset", "toy", "--recipe", "best",
+                "--epochs", "2", "--no-progress", "--output", output)
+    result = json.loads(output.read_text())
+    assert result["dataset"] == "toy" and result["epochs_trained"] == 2
+    assert result["settings"]["num_latent_gps"] == 12 and result["settings"]["num_inducing"] == 40  # P = K, M = R = D
+    most_frequent = int(np.argmax(np.asarray(Y_train.sum(axis=0)).ravel()))
+    frequency_p1 = 100.0 * float(np.asarray(Y_test[:, most_frequent].todense()).mean())  # 43 here
+    assert result["P@1"] > frequency_p1 + 20.0  # 88 here: it learned the words, not the label frequencies
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    completed = subprocess.run([sys.executable, "-m", "experiments.mlgpf_xmc", "--data-dir", str(tmp_path),
+                                "--dataset", "absent", "--recipe", "best"], cwd=REPO, env=env, capture_output=True,
+                               text=True, timeout=300)
+    assert completed.returncode == 2 and "--dataset 'absent'" in completed.stderr and "absent_train.txt" in completed.stderr
