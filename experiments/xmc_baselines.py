@@ -32,7 +32,7 @@ from experiments.common import base_parser, print_table, write_results
 from experiments.paper_values import MLGPF as PAPER
 from gpflow_ext.metrics import ranking_metrics
 from gpflow_ext.recipes.mlgpf import load_xmc
-from gpflow_ext.recipes.xmc_baselines import one_vs_rest_logistic
+from gpflow_ext.recipes.xmc_baselines import one_vs_rest_logistic, summarise_runs
 
 PEER_METHODS = ("napkinxc", "omikuji")
 #: ``--smoke``: rows kept per split
@@ -92,25 +92,6 @@ def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: i
                     "predict_seconds": float(out["predict_seconds"]), **scores_from_top(out["top"], Y_test),
                 })
     return results
-
-
-def summarise_runs(rows: List[Dict[str, Any]], keys=("P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "fit_seconds")
-                   ) -> List[Dict[str, Any]]:
-    """One row per method with more than one run: the median of each score in ``keys`` and its
-    ``"<key> min"`` / ``"<key> max"`` over the runs (``runs``: how many)."""
-    summary = []
-    for name in dict.fromkeys(r["method"] for r in rows):
-        runs = [r for r in rows if r["method"] == name]
-        if len(runs) < 2:
-            continue
-        row: Dict[str, Any] = {"method": f"{name} (median of {len(runs)} runs)", "runs": len(runs)}
-        for key in keys:
-            values = np.array([r[key] for r in runs if key in r], dtype=float)
-            if values.size:
-                row[key] = float(np.median(values))
-                row[f"{key} min"], row[f"{key} max"] = float(values.min()), float(values.max())
-        summary.append(row)
-    return summary
 
 
 def main(argv=None) -> Dict[str, Any]:

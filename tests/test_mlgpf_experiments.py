@@ -102,7 +102,7 @@ def test_tour_runs(tmp_path):
 
 
 def test_xmc_baselines_summarise_runs_median_and_range():
-    from experiments.xmc_baselines import summarise_runs
+    from gpflow_ext.recipes.xmc_baselines import summarise_runs
 
     rows = [{"method": "omikuji", "run": r, "P@1": p, "fit_seconds": 1.0 + r} for r, p in enumerate((63.0, 64.5, 63.5))]
     rows.append({"method": "napkinxc", "run": 0, "P@1": 63.2, "fit_seconds": 1.0})  # one run: no summary row
