@@ -10,7 +10,6 @@ from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off 
 
 import argparse
 import copy
-import json
 import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
@@ -106,14 +105,22 @@ def planar_identity_at_zero(args: argparse.Namespace) -> bool:
     return args.planar_constraint == "identity-at-zero"
 
 
-def write_results(results: Mapping[str, Any], output: Optional[Path]) -> None:
-    """Write ``results`` as JSON (if ``output`` is given) and say where."""
-    if output is None:
-        return
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(results, indent=2, sort_keys=True, default=float))
-    print(f"results written to {output}")
+def write_results(results: Mapping[str, Any], output: Optional[Path], seeds: Optional[Sequence[int]] = None) -> None:
+    """Write ``results`` with its provenance (``gpflow_ext.results.write_results``) if ``output`` is given.
+    ``seeds`` defaults to the ``seed``/``seeds`` found in ``results`` or its ``args`` record."""
+    from gpflow_ext.results import write_results as write
+
+    if seeds is None:
+        for record in (results, results.get("args") or {}, results.get("arguments") or {}):
+            if isinstance(record, Mapping) and record.get("seeds") is not None:
+                seeds = record["seeds"]
+                break
+            if isinstance(record, Mapping) and isinstance(record.get("seed"), int):
+                seeds = [record["seed"]]
+                break
+    if isinstance(seeds, str):
+        seeds = [int(s) for s in seeds.split(",") if s.strip()]
+    write(results, output, seeds=seeds)
 
 
 def print_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str], title: str = "") -> str:
