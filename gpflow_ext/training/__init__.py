@@ -2,6 +2,7 @@
 updates (optimizers, natural gradients), the compiled step, callbacks, checkpoints, distribute."""
 from .callbacks import Callback, Checkpointing, FunctionCallback, Metrics, ProgressBar, RunState, TensorBoard
 from .data import ArrayData, minibatch_dataset
+from .early_stopping import EarlyStopping
 from .distribute import is_chief, multi_worker_strategy
 from .errors import CheckpointMismatchError, NonFiniteObjectiveError, TrainingStepError
 from .fit import fit
@@ -14,6 +15,6 @@ __all__ = [
     "fit", "History", "NonFiniteObjectiveError", "TrainingStepError", "CheckpointMismatchError",
     "ArrayData", "minibatch_dataset", "GroupedOptimizer", "adam_by_group", "LEARNING_RATE_DECAYS",
     "decayed_learning_rate", "Update", "OptimizerUpdate", "NaturalGradientUpdate", "Callback", "RunState",
-    "ProgressBar", "TensorBoard", "Metrics", "FunctionCallback", "Checkpointing",
+    "ProgressBar", "TensorBoard", "Metrics", "FunctionCallback", "Checkpointing", "EarlyStopping",
     "multi_worker_strategy", "is_chief",
 ]

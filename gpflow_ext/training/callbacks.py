@@ -4,7 +4,9 @@ and plain user functions.
 A callback implements any of ``on_train_begin(run)``, ``on_step_end(run)``,
 ``on_epoch_end(run) -> Optional[dict]`` (a returned dict of scalars is recorded in
 ``history.metrics`` and logged), ``on_metrics(run, values)`` and ``on_train_end(run)``; ``run`` is
-the :class:`RunState` of the loop. All run eagerly, outside the compiled step.
+the :class:`RunState` of the loop. All run eagerly, outside the compiled step. Setting ``run.stop``
+ends training after the epoch; a callback with a ``checkpoint_state(model) -> tf.Module`` method has
+that module saved and restored with the run's checkpoints.
 
 TensorBoard scalars (through ``gpflow.monitor``, Python-int steps): ``training/objective`` every
 ``log_every`` steps, ``training/epoch_objective`` and ``training/seconds_per_epoch`` every epoch,
@@ -42,6 +44,7 @@ class RunState:
     epoch_objective: float = float("nan")
     seconds: float = 0.0
     writer: bool = True  # this process writes logs and checkpoints
+    stop: bool = False  # a callback asks the loop to end after this epoch (EarlyStopping)
     extras: Dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -152,11 +152,17 @@ def fit(
     history = History(steps_per_epoch=training.steps_per_epoch, logdir=None if logdir is None else str(logdir))
     checkpoints = None
     if checkpoint_dir is not None:
+        stateful = [(f"callback_{i}", c) for i, c in enumerate(callbacks) if hasattr(c, "checkpoint_state")]
+        states = {key: c.checkpoint_state(model) for key, c in stateful}
+        fingerprint_values = run_fingerprint(model, trained, training, seed, dtype, update)
+        if stateful:
+            fingerprint_values["callback_states"] = [f"{key}:{type(c).__name__}" for key, c in stateful]
         checkpoints = RunCheckpoints(
             checkpoint_dir,
-            tf.train.Checkpoint(model=model, optimizer=update.trackable, fingerprint=fingerprint, **counters),
+            tf.train.Checkpoint(model=model, optimizer=update.trackable, fingerprint=fingerprint, **counters,
+                                **states),
             fingerprint,
-            run_fingerprint(model, trained, training, seed, dtype, update),
+            fingerprint_values,
             ints["max_checkpoints"],
             writer=writer,
         )
@@ -235,6 +241,8 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
     retrace_each_epoch, first_call, first_epoch = False, True, run.epoch + 1
     try:
         for epoch in range(first_epoch, run.epochs + 1):  # 1-based epoch being trained
+            if run.stop:
+                break
             if epoch == first_epoch or retrace_each_epoch or not compile:
                 tf.random.set_seed(seed * _SEED_STRIDE + epoch)
             if retrace_each_epoch and epoch > first_epoch:
