@@ -19,170 +19,30 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
-import tensorflow as tf
 
-import gpflow
 from gpflow.keras import tf_keras
 
 from .. import models as _models
 from .._deprecation import deprecated_alias
-from ..metrics import classification_metrics
-from ..models import SoftmaxNetwork, SVDKL
+from ..models import SVDKL
 from ..models import svdkl as _models_svdkl
-from ..training import GroupedOptimizer, TensorBoard, fit
-from ..validation import check_positive_int, check_positive_number, validate_classification_data
 from ..variational import KISSGPGrid
 from ..variational.grid_priors import grid_prior_from_name
 from .svdkl_networks import build_lenet, build_mlp, epochs_decayed_learning_rate, network_optimizer
+from .svdkl_schedule import SVDKLSchedule, match_network, pretrain_and_fit, run_schedule, stratified_split
 
 __all__ = [
     "SVDKLSchedule",
     "run_schedule",
     "pretrain_and_fit",
+    "match_network",
+    "stratified_split",
     "ThreeWayConfig",
     "run_three_way",
     "PaperSetting",
     "PAPER_SETTINGS",
     "run_digits",
 ]
-
-
-@dataclasses.dataclass
-class SVDKLSchedule:
-    """The pretrain → GP → joint schedule (Section 5).
-
-    ``joint_batch_size``: minibatch size of stage 3 (default ``batch_size``; the paper trains SV-DKL with
-    larger minibatches than the network, e.g. 5 000 on MNIST, Section 5.2). ``joint_gp_learning_rate``: if
-    given, stage 3 keeps two Adam optimizers (:class:`gpflow_ext.training.GroupedOptimizer`):
-    ``joint_learning_rate`` for the network weights and ``joint_gp_learning_rate`` for the GP layer.
-    """
-
-    network_epochs: int = 10
-    gp_epochs: int = 5
-    joint_epochs: int = 10
-    batch_size: int = 256
-    joint_batch_size: Optional[int] = None
-    network_learning_rate: float = 1e-3
-    gp_learning_rate: float = 1e-2
-    joint_learning_rate: float = 1e-3
-    joint_gp_learning_rate: Optional[float] = None
-    num_predict_samples: int = 16
-    seed: int = 0
-
-
-def run_schedule(
-    model: SVDKL,
-    data: Tuple[np.ndarray, np.ndarray],
-    schedule: SVDKLSchedule,
-    *,
-    network_optimizer: Optional[Any] = None,
-    validation_data: Optional[Tuple[np.ndarray, np.ndarray]] = None,
-    logdir: Optional[str] = None,
-    progress: bool = False,
-    fit_kwargs: Optional[Dict[str, Any]] = None,
-) -> Dict[str, Any]:
-    """Section 5 in one call: DNN with softmax head → GP layer on its frozen features → joint.
-
-    1. The feature extractor is trained with the softmax loss (directly on its Q outputs when Q = C, as in
-       the paper; otherwise through a linear head) — the **DNN** baseline.
-    2. The bounded scaling is adapted to the features (skipped by a call with only joint epochs, which
-       continues from the current model), and the GP layer (q(u), kernels, A) is fit with the network
-       frozen — the **DNN+GP** baseline.
-    3. All parameters, network weights included, are trained jointly through the bound of eq. 4 — **SV-DKL**.
-
-    TensorBoard under ``logdir/{network,gp,joint}``; ``fit_kwargs`` go to the joint stage (e.g. ``metrics``).
-    ``network_optimizer``: a tf_keras optimizer for stage 1 only; default ``Adam(network_learning_rate)``.
-    With ``validation_data`` each stage's accuracy and NLP are returned under ``"dnn"``, ``"dnn_gp"``,
-    ``"svdkl"``; the fit histories under ``"*_history"``.
-    """
-    s = schedule
-    X, Y = validate_classification_data(*data, model.num_classes, model.input_shape, name="data")
-    num_predict_samples = check_positive_int(s.num_predict_samples, "num_predict_samples")  # before any training
-    if validation_data is not None:
-        Xv, Yv = validate_classification_data(
-            *validation_data, model.num_classes, model.input_shape, name="validation_data"
-        )
-    network_epochs = check_positive_int(s.network_epochs, "network_epochs", minimum=0)
-    gp_epochs = check_positive_int(s.gp_epochs, "gp_epochs", minimum=0)
-    joint_epochs = check_positive_int(s.joint_epochs, "joint_epochs", minimum=0)
-    batch_size = s.batch_size
-    joint_batch_size = batch_size if s.joint_batch_size is None else s.joint_batch_size
-    if s.joint_gp_learning_rate is not None:  # fit gets a ready optimizer then, so both rates are checked here
-        check_positive_number(s.joint_gp_learning_rate, "joint_gp_learning_rate", "a positive number or None")
-        check_positive_number(s.joint_learning_rate, "joint_learning_rate")
-        if "optimizer" in (fit_kwargs or {}):
-            raise ValueError("pass either joint_gp_learning_rate or fit_kwargs['optimizer'], not both")
-    for name, value in (("batch_size", batch_size), ("joint_batch_size", joint_batch_size)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
-    batch_size = int(min(batch_size, len(X)))
-    joint_batch_size = int(min(joint_batch_size, len(X)))
-    train_data = (X, Y[:, None])
-    common = dict(batch_size=batch_size, seed=s.seed, progress=progress, exact_random_resume=False)
-
-    def stage_logdir(stage: str) -> Optional[str]:
-        return None if logdir is None else str(Path(logdir) / stage)
-
-    out: Dict[str, Any] = {}
-
-    # 1. network + softmax head (the DNN baseline)
-    head = None
-    if model.num_features != model.num_classes:
-        head = tf_keras.layers.Dense(model.num_classes, dtype=gpflow.default_float(), name="softmax_head")
-        head.build((None, model.num_features))
-    network = SoftmaxNetwork(model.feature_extractor, head)
-    if network_epochs > 0:
-        out["network_history"] = fit(
-            network, train_data, epochs=network_epochs, learning_rate=s.network_learning_rate,
-            optimizer=network_optimizer, logdir=stage_logdir("network"),
-            callbacks=[TensorBoard(log_parameters=False)], **common,
-        )
-    if validation_data is not None:
-        out["dnn"] = classification_metrics(network.predict_proba(Xv), Yv)
-
-    # 2. GP layer on the frozen network's features (DNN+GP). The scaling is fitted to the features whenever
-    # stage 1 or 2 runs; a joint-only call continues training from the current, learnt scaling.
-    if network_epochs > 0 or gp_epochs > 0:
-        sample = X[np.random.default_rng(s.seed).permutation(len(X))[:10_000]]
-        H = np.concatenate(
-            [model.raw_features(tf.constant(sample[i : i + 2048])).numpy() for i in range(0, len(sample), 2048)]
-        )
-        model.scaling.adapt(H)
-    if gp_epochs > 0:
-        out["gp_history"] = fit(
-            model, train_data, epochs=gp_epochs, learning_rate=s.gp_learning_rate,
-            variables=model.gp_variables(), logdir=stage_logdir("gp"),
-            callbacks=[TensorBoard(log_parameters=False)], **common,
-        )
-    if validation_data is not None:
-        out["dnn_gp"] = model.evaluate(Xv, Yv, num_samples=num_predict_samples)
-
-    # 3. everything jointly (SV-DKL)
-    if joint_epochs > 0:
-        kwargs = dict(common, batch_size=joint_batch_size)
-        kwargs.update(fit_kwargs or {})
-        kwargs["callbacks"] = list(kwargs.get("callbacks", ())) + [TensorBoard(log_parameters=False)]
-        if s.joint_gp_learning_rate is not None:
-            kwargs["optimizer"] = GroupedOptimizer([
-                (tf_keras.optimizers.Adam(s.joint_learning_rate), model.network_variables()),
-                (tf_keras.optimizers.Adam(s.joint_gp_learning_rate), model.gp_variables()),
-            ])
-        out["joint_history"] = fit(
-            model, train_data, epochs=joint_epochs, learning_rate=s.joint_learning_rate,
-            logdir=stage_logdir("joint"), **kwargs,
-        )
-    if validation_data is not None:
-        out["svdkl"] = model.evaluate(Xv, Yv, num_samples=num_predict_samples)
-    return out
-
-
-def pretrain_and_fit(model: SVDKL, data: Tuple[np.ndarray, np.ndarray], **options: Any) -> Dict[str, Any]:
-    """:func:`run_schedule` with the :class:`SVDKLSchedule` fields as keywords (``network_epochs=10``,
-    ``gp_epochs=5``, ``joint_epochs=10``, ``batch_size=256``, ...) beside its own (``validation_data``, ``logdir``,
-    ``network_optimizer``, ``progress``, ``fit_kwargs``)."""
-    fields = {f.name for f in dataclasses.fields(SVDKLSchedule)}
-    schedule = {name: options.pop(name) for name in list(options) if name in fields}
-    return run_schedule(model, data, SVDKLSchedule(**schedule), **options)
 
 
 @dataclasses.dataclass
@@ -194,7 +54,8 @@ class ThreeWayConfig:
     ``network_optimizer``/``network_weight_decay``: see
     :func:`~gpflow_ext.recipes.svdkl_networks.network_optimizer` (DNN stage only); ``num_samples``: T, draws
     of u per training step (eq. 4); ``num_predict_samples``: Monte Carlo draws behind the DNN+GP and SV-DKL
-    predictive probabilities.
+    predictive probabilities; ``validation_fraction``/``patience``: each stage's epoch is chosen on a stratified
+    split of the training rows (see :class:`SVDKLSchedule`).
     """
 
     network_epochs: int = 10
@@ -213,6 +74,8 @@ class ThreeWayConfig:
     joint_gp_learning_rate: Optional[float] = None
     num_samples: int = 1
     num_predict_samples: int = 16
+    validation_fraction: float = 0.1
+    patience: Optional[int] = None
     seed: int = 0
 
     def schedule(self) -> SVDKLSchedule:
@@ -233,8 +96,9 @@ def run_three_way(
 ) -> Tuple[SVDKL, Dict[str, Any], float, Dict[str, float]]:
     """Build an SVDKL on ``network`` (a KISS-GP grid of ``config.grid_size`` points per GP) and run the schedule.
 
-    Returns ``(model, out, seconds, median_seconds_per_epoch)``: ``out`` as :func:`run_schedule` with the
-    test set as validation data; the median seconds per epoch of each stage that ran.
+    Returns ``(model, out, seconds, median_seconds_per_epoch)``: ``out`` as :func:`run_schedule`, each stage
+    chosen on a validation split of ``train`` and scored once on ``test``; the median seconds per epoch of each
+    stage that ran.
     """
     c = config
     learning_rate = epochs_decayed_learning_rate(
@@ -248,7 +112,7 @@ def run_three_way(
     t0 = time.perf_counter()
     out = run_schedule(
         model, train, c.schedule(), network_optimizer=optimizer,  # carries the (decayed) network learning rate
-        validation_data=test, logdir=None if logdir is None else str(logdir), progress=progress,
+        test_data=test, logdir=None if logdir is None else str(logdir), progress=progress,
     )
     seconds = time.perf_counter() - t0
     timing = {
@@ -293,7 +157,7 @@ def run_digits(quick: bool = True, grid_prior: str = "toeplitz", *, logdir: Opti
 
     ``quick``: :data:`PAPER_SETTINGS` ``"digits"`` epochs (12 / 6 / 8; about a minute on 2 CPU cores), else
     40 / 15 / 30; ``epochs`` E replaces them by E network, max(1, E//2) GP and E joint epochs. Returns the
-    test accuracy of the three models and SV-DKL's NLP.
+    test accuracy and NLP of the three models and each stage's epoch chosen on validation rows.
     """
     from ..data import load_digits
 
@@ -314,9 +178,12 @@ def run_digits(quick: bool = True, grid_prior: str = "toeplitz", *, logdir: Opti
         "dataset": "sklearn digits",
         "grid_prior": grid_prior,
         "dnn_accuracy": out["dnn"]["accuracy"],
+        "dnn_nlp": out["dnn"]["nlp"],
         "dnn_gp_accuracy": out["dnn_gp"]["accuracy"],
+        "dnn_gp_nlp": out["dnn_gp"]["nlp"],
         "svdkl_accuracy": out["svdkl"]["accuracy"],
         "svdkl_nlp": out["svdkl"]["nlp"],
+        "chosen_epoch": out["chosen_epoch"],
         "seconds": time.perf_counter() - t0,
     }
     print(

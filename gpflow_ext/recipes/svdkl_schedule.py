@@ -1,0 +1,276 @@
+"""SV-DKL's Section 5 schedule: the network (DNN), the GP layer on its frozen features (DNN+GP), then jointly.
+
+Two things make the schedule safe to use at any budget:
+
+* **The GP layer starts where the network ends** (:func:`match_network`): before any GP training, each grid GP's
+  q(u) is the GP-regression posterior of its own network feature (so ``f_j(h) ≈ h_j``; see
+  :mod:`gpflow_ext.variational.from_targets`) and the mixing matrix is the network's last linear map, so DNN+GP
+  predicts what the network predicts.
+* **Every stage is chosen on validation data** (:class:`~gpflow_ext.training.EarlyStopping` on the validation
+  NLP, the stage's starting state included): a stratified split of the training rows (``validation_fraction``)
+  or the caller's ``validation_data``. A stage never returns a model worse on validation than the one it
+  started from; the test split, if given, is only scored.
+"""
+import dataclasses
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Tuple
+
+import numpy as np
+import tensorflow as tf
+
+import gpflow
+from gpflow.keras import tf_keras
+
+from ..metrics import classification_metrics
+from ..models import SoftmaxNetwork, SVDKL
+from ..training import EarlyStopping, GroupedOptimizer, TensorBoard, fit
+from ..validation import check_positive_int, check_positive_number, validate_classification_data
+from ..variational.from_targets import set_posterior_of_targets
+
+__all__ = ["SVDKLSchedule", "run_schedule", "pretrain_and_fit", "match_network", "stratified_split"]
+
+
+@dataclasses.dataclass
+class SVDKLSchedule:
+    """The pretrain → GP → joint schedule (Section 5).
+
+    ``joint_batch_size``: minibatch size of stage 3 (default ``batch_size``; the paper trains SV-DKL with
+    larger minibatches than the network, e.g. 5 000 on MNIST, Section 5.2). ``joint_gp_learning_rate``: if
+    given, stage 3 keeps two Adam optimizers (:class:`gpflow_ext.training.GroupedOptimizer`):
+    ``joint_learning_rate`` for the network weights and ``joint_gp_learning_rate`` for the GP layer.
+    ``validation_fraction``: the share of the training rows held out (stratified) to choose each stage's
+    epoch when no ``validation_data`` is given; 0 trains on every row and keeps each stage's last epoch.
+    ``patience``: validation evaluations without improvement before a stage stops (``None``: every stage runs
+    all its epochs, and the best one on validation is kept).
+    """
+
+    network_epochs: int = 10
+    gp_epochs: int = 5
+    joint_epochs: int = 10
+    batch_size: int = 256
+    joint_batch_size: Optional[int] = None
+    network_learning_rate: float = 1e-3
+    gp_learning_rate: float = 1e-2
+    joint_learning_rate: float = 1e-3
+    joint_gp_learning_rate: Optional[float] = None
+    num_predict_samples: int = 16
+    validation_fraction: float = 0.1
+    patience: Optional[int] = None
+    seed: int = 0
+
+
+def stratified_split(X: np.ndarray, Y: np.ndarray, fraction: float, seed: int) -> Tuple[Tuple, Tuple]:
+    """``(train, validation)`` with ``fraction`` of the rows held out, stratified by class where every class has
+    at least two rows (else a plain random split)."""
+    from sklearn.model_selection import train_test_split
+
+    counts = np.bincount(Y)
+    stratify = Y if counts[counts > 0].min() >= 2 and round(fraction * len(Y)) >= (counts > 0).sum() else None
+    X_train, X_valid, Y_train, Y_valid = train_test_split(X, Y, test_size=fraction, random_state=seed,
+                                                          stratify=stratify)
+    return (X_train, Y_train), (X_valid, Y_valid)
+
+
+def _batched(function: Callable[[tf.Tensor], tf.Tensor], X: np.ndarray, batch: int = 2048) -> np.ndarray:
+    return np.concatenate([function(tf.constant(X[i : i + batch])).numpy() for i in range(0, len(X), batch)])
+
+
+def match_network(model: SVDKL, network: SoftmaxNetwork, X: np.ndarray, *, num_rows: int = 10_000,
+                  noise_fraction: float = 1e-3, seed: int = 0) -> Dict[str, float]:
+    """Start the GP layer where the network ends: DNN+GP then predicts (nearly) what ``network`` predicts.
+
+    On up to ``num_rows`` training rows: the bounded scaling is fitted to the network's features h, then, with one
+    GP per feature (the default groups), the mixing matrix A is the network's last linear map (the identity when
+    its features are the class scores; the head's weights, its bias moved into the GP targets, otherwise) and
+    each GP's q(u) the regression posterior of its own feature (:func:`set_posterior_of_targets`). With other
+    feature groups, A is kept and the GPs' targets are ``pinv(A)`` times the network's class scores.
+    Returns the root mean square error of the GP layer's mean class scores against the network's.
+    """
+    rows = np.random.default_rng(seed).permutation(len(X))[: min(num_rows, len(X))]
+    sample = X[rows]
+    raw = _batched(model.raw_features, sample)  # [B, Q]
+    model.scaling.adapt(raw)
+    H = model.scaling(tf.constant(raw))  # [B, Q]
+    logits = _batched(network.logits, sample)  # [B, C]
+    one_per_feature = model.num_gps == model.num_features and np.array_equal(
+        model.feature_groups[:, 0], np.arange(model.num_features)) and model.input_dim == 1
+    head = network.head
+    if one_per_feature and head is None:
+        mixing, targets = np.eye(model.num_classes, model.num_gps), raw
+    elif one_per_feature and isinstance(head, tf_keras.layers.Dense):
+        weights = head.kernel.numpy().astype(np.float64)  # [Q, C]
+        bias = head.bias.numpy().astype(np.float64) if head.use_bias else np.zeros(weights.shape[1])
+        mixing = weights.T  # [C, Q]
+        targets = raw + np.linalg.lstsq(mixing, bias, rcond=None)[0][None]  # [B, Q]: A (h + c) = W^T h + b
+    else:
+        mixing = model.likelihood.mixing.numpy()
+        targets = logits @ np.linalg.pinv(mixing).T  # [B, J]
+    model.likelihood.mixing.assign(mixing)
+    fitted = set_posterior_of_targets(model.gps, H, targets, noise_fraction=noise_fraction)  # [B, J]
+    return {"logit_rmse": float(np.sqrt(np.mean((fitted @ mixing.T - logits) ** 2)))}
+
+
+class _Validation:
+    """Accuracy and NLP of a model on validation rows, computed once per training step count (cached), so the
+    stopping rule and the logged metrics share one evaluation."""
+
+    def __init__(self, data: Tuple[np.ndarray, np.ndarray], evaluate: Callable[[np.ndarray, np.ndarray], Dict]):
+        self.data, self.evaluate = data, evaluate
+        self.key: Any = None
+        self.values: Dict[str, float] = {}
+
+    def __call__(self, model: Any, step: int) -> Dict[str, float]:
+        if self.key != (id(model), step):
+            self.key, self.values = (id(model), step), self.evaluate(*self.data)
+        return self.values
+
+    def stopping(self, patience: int, name: str) -> Tuple[EarlyStopping, Dict[str, Callable]]:
+        """The stage's EarlyStopping on the validation NLP and its accuracy metric."""
+        stop = EarlyStopping(lambda model, step: self(model, step)["nlp"], name=f"{name}_nlp", patience=patience)
+        return stop, {f"{name}_accuracy": lambda model, step: self(model, step)["accuracy"]}
+
+
+def run_schedule(
+    model: SVDKL,
+    data: Tuple[np.ndarray, np.ndarray],
+    schedule: SVDKLSchedule,
+    *,
+    network_optimizer: Optional[Any] = None,
+    validation_data: Optional[Tuple[np.ndarray, np.ndarray]] = None,
+    test_data: Optional[Tuple[np.ndarray, np.ndarray]] = None,
+    logdir: Optional[str] = None,
+    progress: bool = False,
+    fit_kwargs: Optional[Dict[str, Any]] = None,
+) -> Dict[str, Any]:
+    """Section 5 in one call: DNN with softmax head → GP layer on its frozen features → joint.
+
+    1. The feature extractor is trained with the softmax loss (directly on its Q outputs when Q = C, as in
+       the paper; otherwise through a linear head) — the **DNN** baseline.
+    2. The GP layer is started where the network ends (:func:`match_network`; skipped by a call with only joint
+       epochs, which continues from the current model) and fit with the network frozen — **DNN+GP**.
+    3. All parameters, network weights included, are trained jointly through the bound of eq. 4 — **SV-DKL**.
+
+    Validation rows are ``validation_data`` or a stratified ``schedule.validation_fraction`` of ``data``; each
+    stage keeps its epoch with the lowest validation NLP (its starting state included) and logs
+    ``val_accuracy``/``val_nlp`` to TensorBoard (``logdir/{network,gp,joint}``) every epoch.
+    Returns ``"dnn"``, ``"dnn_gp"``, ``"svdkl"``: accuracy and NLP of each stage's model on ``test_data`` (on the
+    validation rows without it); ``"validation"``: the same on the validation rows; ``"chosen_epoch"``: each
+    stage's kept epoch (0 = its starting state); the fit histories under ``"*_history"``. ``fit_kwargs`` go to
+    the joint stage (e.g. ``metrics``); ``network_optimizer``: a tf_keras optimizer for stage 1 only.
+    """
+    s = schedule
+    X, Y = validate_classification_data(*data, model.num_classes, model.input_shape, name="data")
+    num_predict_samples = check_positive_int(s.num_predict_samples, "num_predict_samples")  # before any training
+    checked = {}
+    for name, given in (("validation_data", validation_data), ("test_data", test_data)):
+        if given is not None:
+            checked[name] = validate_classification_data(*given, model.num_classes, model.input_shape, name=name)
+    network_epochs = check_positive_int(s.network_epochs, "network_epochs", minimum=0)
+    gp_epochs = check_positive_int(s.gp_epochs, "gp_epochs", minimum=0)
+    joint_epochs = check_positive_int(s.joint_epochs, "joint_epochs", minimum=0)
+    patience = check_positive_int(s.patience, "patience", allow_none=True)
+    if not (isinstance(s.validation_fraction, (int, float)) and 0.0 <= s.validation_fraction < 1.0):
+        raise ValueError(f"validation_fraction must be in [0, 1), got {s.validation_fraction!r}")
+    batch_size = s.batch_size
+    joint_batch_size = batch_size if s.joint_batch_size is None else s.joint_batch_size
+    if s.joint_gp_learning_rate is not None:  # fit gets a ready optimizer then, so both rates are checked here
+        check_positive_number(s.joint_gp_learning_rate, "joint_gp_learning_rate", "a positive number or None")
+        check_positive_number(s.joint_learning_rate, "joint_learning_rate")
+        if "optimizer" in (fit_kwargs or {}):
+            raise ValueError("pass either joint_gp_learning_rate or fit_kwargs['optimizer'], not both")
+    for name, value in (("batch_size", batch_size), ("joint_batch_size", joint_batch_size)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    valid = checked.get("validation_data")
+    if valid is None and s.validation_fraction > 0:
+        (X, Y), valid = stratified_split(X, Y, s.validation_fraction, s.seed)
+    test = checked.get("test_data", valid)
+    batch_size, joint_batch_size = int(min(batch_size, len(X))), int(min(joint_batch_size, len(X)))
+    train_data = (X, Y[:, None])
+    common = dict(batch_size=batch_size, seed=s.seed, progress=progress, exact_random_resume=False)
+    out: Dict[str, Any] = {"validation": {}, "chosen_epoch": {}}
+
+    def stage_logdir(stage: str) -> Optional[str]:
+        return None if logdir is None else str(Path(logdir) / stage)
+
+    def evaluate_model(Xe: np.ndarray, Ye: np.ndarray) -> Dict[str, float]:
+        return model.evaluate(Xe, Ye, num_samples=num_predict_samples, seed=s.seed)
+
+    def selection(stage: str, evaluate: Callable, epochs: int) -> Tuple[list, Dict[str, Callable]]:
+        """The stage's EarlyStopping (and its validation accuracy metric); none without validation rows."""
+        if valid is None:
+            return [], {}
+        stop, metrics = _Validation(valid, evaluate).stopping(patience or max(epochs, 1), "val")
+        out["_stops"][stage] = stop
+        return [stop], metrics
+
+    def record(stage: str, key: str, evaluate: Callable) -> None:
+        stop = out["_stops"].get(stage)
+        if stop is not None and stop.best_epoch is not None:
+            out["chosen_epoch"][stage] = stop.best_epoch
+        if valid is not None:
+            out["validation"][key] = evaluate(*valid)
+        if test is not None:
+            out[key] = out["validation"][key] if test is valid else evaluate(*test)
+
+    out["_stops"] = {}
+    # 1. network + softmax head (the DNN baseline)
+    head = None
+    if model.num_features != model.num_classes:
+        head = tf_keras.layers.Dense(model.num_classes, dtype=gpflow.default_float(), name="softmax_head")
+        head.build((None, model.num_features))
+    network = SoftmaxNetwork(model.feature_extractor, head)
+
+    def evaluate_network(Xe: np.ndarray, Ye: np.ndarray) -> Dict[str, float]:
+        return classification_metrics(network.predict_proba(Xe), Ye)
+
+    if network_epochs > 0:
+        stops, metrics = selection("network", evaluate_network, network_epochs)
+        out["network_history"] = fit(
+            network, train_data, epochs=network_epochs, learning_rate=s.network_learning_rate,
+            optimizer=network_optimizer, logdir=stage_logdir("network"), metrics=metrics,
+            callbacks=[TensorBoard(log_parameters=False)] + stops, **common,
+        )
+    record("network", "dnn", evaluate_network)
+
+    # 2. GP layer started where the network ends, then fit on the frozen network's features (DNN+GP). A
+    # joint-only call continues training from the current model.
+    if network_epochs > 0 or gp_epochs > 0:
+        out["match"] = match_network(model, network, X, seed=s.seed)
+    if gp_epochs > 0:
+        stops, metrics = selection("gp", evaluate_model, gp_epochs)
+        out["gp_history"] = fit(
+            model, train_data, epochs=gp_epochs, learning_rate=s.gp_learning_rate, metrics=metrics,
+            variables=model.gp_variables(), logdir=stage_logdir("gp"),
+            callbacks=[TensorBoard(log_parameters=False)] + stops, **common,
+        )
+    record("gp", "dnn_gp", evaluate_model)
+
+    # 3. everything jointly (SV-DKL); never returns a model worse on validation than the one it started from
+    if joint_epochs > 0:
+        stops, metrics = selection("joint", evaluate_model, joint_epochs)
+        kwargs = dict(common, batch_size=joint_batch_size)
+        kwargs.update(fit_kwargs or {})
+        kwargs["callbacks"] = list(kwargs.get("callbacks", ())) + [TensorBoard(log_parameters=False)] + stops
+        kwargs["metrics"] = dict(kwargs.get("metrics") or {}, **metrics)
+        if s.joint_gp_learning_rate is not None:
+            kwargs["optimizer"] = GroupedOptimizer([
+                (tf_keras.optimizers.Adam(s.joint_learning_rate), model.network_variables()),
+                (tf_keras.optimizers.Adam(s.joint_gp_learning_rate), model.gp_variables()),
+            ])
+        out["joint_history"] = fit(
+            model, train_data, epochs=joint_epochs, learning_rate=s.joint_learning_rate,
+            logdir=stage_logdir("joint"), **kwargs,
+        )
+    record("joint", "svdkl", evaluate_model)
+    del out["_stops"]
+    return out
+
+
+def pretrain_and_fit(model: SVDKL, data: Tuple[np.ndarray, np.ndarray], **options: Any) -> Dict[str, Any]:
+    """:func:`run_schedule` with the :class:`SVDKLSchedule` fields as keywords (``network_epochs=10``,
+    ``gp_epochs=5``, ``joint_epochs=10``, ``batch_size=256``, ``validation_fraction=0.1``, ...) beside its own
+    (``validation_data``, ``test_data``, ``logdir``, ``network_optimizer``, ``progress``, ``fit_kwargs``)."""
+    fields = {f.name for f in dataclasses.fields(SVDKLSchedule)}
+    schedule = {name: options.pop(name) for name in list(options) if name in fields}
+    return run_schedule(model, data, SVDKLSchedule(**schedule), **options)
