@@ -6,9 +6,10 @@ Two things make the schedule safe to use at any budget:
   q(u) is the GP-regression posterior of its own network feature (so ``f_j(h) ≈ h_j``; see
   :mod:`gpflow_ext.variational.from_targets`) and the mixing matrix is the network's last linear map, so DNN+GP
   predicts what the network predicts.
-* **Every stage is chosen on validation data** (:class:`~gpflow_ext.training.EarlyStopping` on the validation
-  NLP, the stage's starting state included): a stratified split of the training rows (``validation_fraction``)
-  or the caller's ``validation_data``. A stage never returns a model worse on validation than the one it
+* **Every stage is chosen on validation data** (:class:`~gpflow_ext.training.EarlyStopping`): the epoch with
+  the lowest validation NLP among those whose validation accuracy is at least the stage's starting accuracy, the
+  starting state included, on a stratified split of the training rows (``validation_fraction``) or the caller's
+  ``validation_data``. A stage never returns a model worse on validation, in accuracy or NLP, than the one it
   started from; the test split, if given, is only scored.
 """
 import dataclasses
@@ -118,16 +119,26 @@ class _Validation:
         self.data, self.evaluate = data, evaluate
         self.key: Any = None
         self.values: Dict[str, float] = {}
+        self.start_accuracy: Optional[float] = None
 
     def __call__(self, model: Any, step: int) -> Dict[str, float]:
         if self.key != (id(model), step):
             self.key, self.values = (id(model), step), self.evaluate(*self.data)
         return self.values
 
+    def score(self, model: Any, step: int) -> float:
+        """The validation NLP where the validation accuracy is at least the stage's starting accuracy, else
+        ``inf`` (not a candidate): a stage keeps a state no worse than its start on either measure."""
+        values = self(model, step)
+        if self.start_accuracy is None:
+            self.start_accuracy = values["accuracy"]
+        return values["nlp"] if values["accuracy"] >= self.start_accuracy else float("inf")
+
     def stopping(self, patience: int, name: str) -> Tuple[EarlyStopping, Dict[str, Callable]]:
-        """The stage's EarlyStopping on the validation NLP and its accuracy metric."""
-        stop = EarlyStopping(lambda model, step: self(model, step)["nlp"], name=f"{name}_nlp", patience=patience)
-        return stop, {f"{name}_accuracy": lambda model, step: self(model, step)["accuracy"]}
+        """The stage's EarlyStopping on :meth:`score`, and the validation NLP and accuracy as metrics."""
+        stop = EarlyStopping(self.score, name=f"{name}_score", patience=patience)
+        return stop, {f"{name}_nlp": lambda model, step: self(model, step)["nlp"],
+                      f"{name}_accuracy": lambda model, step: self(model, step)["accuracy"]}
 
 
 def run_schedule(
@@ -151,7 +162,8 @@ def run_schedule(
     3. All parameters, network weights included, are trained jointly through the bound of eq. 4 — **SV-DKL**.
 
     Validation rows are ``validation_data`` or a stratified ``schedule.validation_fraction`` of ``data``; each
-    stage keeps its epoch with the lowest validation NLP (its starting state included) and logs
+    stage keeps its epoch with the lowest validation NLP among those at least as accurate on validation as the
+    stage's start (its starting state included) and logs
     ``val_accuracy``/``val_nlp`` to TensorBoard (``logdir/{network,gp,joint}``) every epoch.
     Returns ``"dnn"``, ``"dnn_gp"``, ``"svdkl"``: accuracy and NLP of each stage's model on ``test_data`` (on the
     validation rows without it); ``"validation"``: the same on the validation rows; ``"chosen_epoch"``: each
@@ -183,7 +195,10 @@ def run_schedule(
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     valid = checked.get("validation_data")
     if valid is None and s.validation_fraction > 0:
+        rows = len(X)
         (X, Y), valid = stratified_split(X, Y, s.validation_fraction, s.seed)
+        if model.num_data == rows:  # N of the bound (eq. 4) is the number of rows trained on
+            model.num_data = len(X)
     test = checked.get("test_data", valid)
     batch_size, joint_batch_size = int(min(batch_size, len(X))), int(min(joint_batch_size, len(X)))
     train_data = (X, Y[:, None])

@@ -20,7 +20,8 @@ class EarlyStopping(Callback):
     """Stop training when ``monitor`` has not improved for ``patience`` evaluations; restore the best state.
 
     :param monitor: a function of any of ``model, epoch, step, history, objective`` returning a scalar (the
-        callback evaluates it every ``every`` epochs and logs it as the metric ``name``), or the name of a metric
+        callback evaluates it every ``every`` epochs and logs it as the metric ``name``; ``inf`` in ``"min"`` mode,
+        ``-inf`` in ``"max"`` mode, marks a state that must not be chosen), or the name of a metric
         another callback returns (``metrics={"val_nlp": ...}`` of ``fit``), or ``"objective"`` (the epoch's mean
         training objective).
     :param name: the metric's name for a function ``monitor`` (default ``"monitor"``).
@@ -125,8 +126,10 @@ class EarlyStopping(Callback):
         value = call_flexibly(self.monitor, model=run.model, epoch=run.epoch, step=run.step, history=run.history,
                               objective=run.epoch_objective)
         value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"EarlyStopping monitor {self.name!r} returned {value} at epoch {run.epoch}")
+        worst = math.inf if self.mode == "min" else -math.inf
+        if math.isnan(value) or (math.isinf(value) and value != worst):
+            raise ValueError(f"EarlyStopping monitor {self.name!r} returned {value} at epoch {run.epoch} "
+                             f"(a number, or {worst} for a state that must not be chosen)")
         return value
 
     def _decide(self, run: RunState, value: float) -> None:

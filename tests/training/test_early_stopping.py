@@ -106,6 +106,18 @@ def test_bad_arguments_are_refused(kwargs, match):
         EarlyStopping(**kwargs)
 
 
+def test_inf_marks_a_state_that_is_never_chosen():
+    X, Y = _data()
+    model = _model(X)
+    scores = iter([2.0, float("inf"), 1.0, float("inf")])  # start, epochs 1-3
+    stop = EarlyStopping(lambda: next(scores), patience=5)
+    fit(model, (X, Y), epochs=3, batch_size=50, callbacks=[stop], progress=False)
+    assert stop.best_epoch == 2 and stop.best_value == 1.0
+    with pytest.raises(ValueError, match="returned -inf"):
+        fit(_model(X), (X, Y), epochs=1, batch_size=50, progress=False,
+            callbacks=[EarlyStopping(lambda: -float("inf"))])
+
+
 def test_a_non_finite_score_is_an_error_naming_the_monitor():
     X, Y = _data()
     with pytest.raises(ValueError, match="'val' returned nan"):

@@ -1,0 +1,140 @@
+"""SV-DKL's schedule: the GP layer starts where the network ends (brute-force posterior twin, digits within
+0.005 of the network for Toeplitz and circulant grids and free inducing points, a head's affine map), and each
+stage is chosen on validation rows, never ending worse than where it started."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import gpflow
+from gpflow.keras import tf_keras
+from gpflow_ext.data import load_digits
+from gpflow_ext.inducing_variables.grid import interpolation_matrix
+from gpflow_ext.models import SoftmaxNetwork, SVDKL
+from gpflow_ext.recipes.svdkl import PAPER_SETTINGS, match_network, pretrain_and_fit, stratified_split
+from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid
+from gpflow_ext.variational.from_targets import latent_design_matrices, set_posterior_of_targets
+from gpflow_ext.variational.grid_priors import toeplitz_prior_factors
+
+F64 = gpflow.default_float()
+
+
+def _net(d_in=5, q=3, seed=0):
+    tf_keras.utils.set_random_seed(seed)
+    return tf_keras.Sequential([tf_keras.Input((d_in,), dtype=F64),
+                                tf_keras.layers.Dense(8, activation="tanh", dtype=F64),
+                                tf_keras.layers.Dense(q, dtype=F64)])
+
+
+@pytest.mark.parametrize("whiten", [True, False])
+def test_posterior_of_targets_equals_the_dense_regression_posterior(rng, whiten):
+    model = SVDKL(_net(), 3, num_data=50, grid_size=12, whiten=whiten)
+    H = model.features(tf.constant(rng.normal(size=(40, 5))))  # [B, Q]
+    targets = np.sin(3 * H.numpy()) * np.array([1.0, 2.0, 0.5])  # [B, J]
+    fitted = set_posterior_of_targets(model.gps, H, targets, noise_fraction=0.01)
+    Phi = latent_design_matrices(model.gps, H).numpy()  # [J, B, n]
+    factors = toeplitz_prior_factors(model.inducing_variable, model.kernel.kernels, model.jitter)[0].numpy()
+    for j in range(3):
+        W = tf.sparse.to_dense(interpolation_matrix(model.inducing_variable, H.numpy()[:, j:j + 1])).numpy()
+        K = factors[j]  # the variances were set to the targets' before Φ was read
+        np.testing.assert_allclose(K[0, 0], targets[:, j].var() * 1.0 + model.jitter, rtol=1e-10)
+        R = np.linalg.cholesky(K)
+        design = W @ R if whiten else W
+        np.testing.assert_allclose(Phi[j], design, atol=1e-12)
+        prior_precision = np.eye(12) if whiten else np.linalg.inv(K)
+        noise = 0.01 * targets[:, j].var()
+        S = np.linalg.inv(design.T @ design / noise + prior_precision)
+        mean = S @ design.T @ targets[:, j] / noise
+        np.testing.assert_allclose(model.q.q_mu.numpy()[j], mean, rtol=1e-7, atol=1e-9)
+        L = model.q.q_sqrt_factors[0].numpy()[j]
+        np.testing.assert_allclose(L @ L.T, S, rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(fitted[:, j], design @ mean, rtol=1e-8, atol=1e-10)
+    assert np.max(np.abs(fitted - targets)) < 0.1 * np.abs(targets).max()
+
+
+def test_bad_targets_are_refused():
+    model = SVDKL(_net(), 3, num_data=50, grid_size=8)
+    H = model.features(tf.constant(np.zeros((4, 5))))
+    with pytest.raises(ValueError, match=r"targets must have shape \[4, 3\]"):
+        set_posterior_of_targets(model.gps, H, np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="noise_fraction"):
+        set_posterior_of_targets(model.gps, H, np.zeros((4, 3)), noise_fraction=0.0)
+
+
+@pytest.fixture(scope="module")
+def digits_network():
+    """The tour's network trained 3 epochs on digits (the same weights for every inducing choice)."""
+    split = load_digits(test_fraction=0.25, seed=0)
+    net = PAPER_SETTINGS["digits"].build_network(64, 10, seed=0)
+    model = SVDKL(net, 10, num_data=len(split.X_train), grid_size=32)
+    pretrain_and_fit(model, (split.X_train, split.y_train), network_epochs=3, gp_epochs=0, joint_epochs=0,
+                     batch_size=128, validation_fraction=0.0)
+    return split, [w.numpy() for w in net.weights]
+
+
+@pytest.mark.parametrize("inducing", [lambda: KISSGPGrid(32), lambda: KISSGPGrid(32, prior=CirculantGridPrior()),
+                                      lambda: FreeInducingPoints(32)], ids=["toeplitz", "circulant", "points"])
+def test_dnn_gp_starts_at_the_networks_accuracy_on_digits(digits_network, inducing):
+    split, weights = digits_network
+    net = PAPER_SETTINGS["digits"].build_network(64, 10, seed=1)
+    net.set_weights(weights)
+    model = SVDKL(net, 10, num_data=len(split.X_train), inducing=inducing())
+    network = SoftmaxNetwork(net)
+    dnn = (network.predict_proba(split.X_test).argmax(1) == split.y_test).mean()
+    before = (model.predict_proba(split.X_test, seed=0).argmax(1) == split.y_test).mean()
+    match = match_network(model, network, split.X_train)
+    after = model.evaluate(split.X_test, split.y_test, seed=0)
+    assert abs(after["accuracy"] - dnn) <= 0.005, (after, dnn, before)
+    assert match["logit_rmse"] < 0.1
+    assert before < dnn - 0.05  # the untrained GP layer is far from the network: the match does the work
+
+
+def test_a_linear_head_is_matched_with_its_bias(rng):
+    X = rng.normal(size=(300, 5))
+    model = SVDKL(_net(q=2), 4, num_data=300, grid_size=32)
+    head = tf_keras.layers.Dense(4, dtype=F64)
+    head.build((None, 2))
+    head.set_weights([rng.normal(size=(2, 4)), rng.normal(size=4)])
+    network = SoftmaxNetwork(model.feature_extractor, head)
+    match_network(model, network, X)
+    H = model.features(tf.constant(X))
+    mean_f = model.latent_samples(H, 1, seed=tf.constant([0, 0], tf.int64))  # one draw: q(u) is nearly exact
+    logits = model.likelihood.logits(mean_f)[0].numpy()
+    reference = network.logits(tf.constant(X)).numpy()
+    # the head's bias lies in the span of Wᵀ only up to its rank (C = 4 > Q = 2): compare class-score differences
+    centred = lambda s: s - s.mean(1, keepdims=True)
+    residual = centred(logits - reference)
+    assert np.std(residual - residual.mean(0)) < 0.05 * np.std(centred(reference))
+
+
+def test_stages_never_end_worse_on_validation_and_report_their_epochs():
+    split = load_digits(test_fraction=0.25, seed=1)
+    model = SVDKL(PAPER_SETTINGS["digits"].build_network(64, 10, seed=1), 10, num_data=len(split.X_train),
+                  grid_size=16)
+    out = pretrain_and_fit(model, (split.X_train, split.y_train), network_epochs=2, gp_epochs=1, joint_epochs=2,
+                           batch_size=128, joint_learning_rate=1e-2, test_data=(split.X_test, split.y_test))
+    val = out["validation"]
+    assert set(out["chosen_epoch"]) == {"network", "gp", "joint"}
+    assert all(0 <= out["chosen_epoch"][s] <= 2 for s in out["chosen_epoch"])
+    assert model.num_data == len(split.X_train) - round(0.1 * len(split.X_train))  # N of the rows trained on
+    assert val["dnn_gp"]["nlp"] <= val["dnn"]["nlp"] + 0.005  # starts at the network, keeps the best epoch
+    assert val["svdkl"]["nlp"] <= val["dnn_gp"]["nlp"] + 1e-12  # the joint stage's start is a candidate
+    assert val["svdkl"]["accuracy"] >= val["dnn_gp"]["accuracy"]  # ... and no less accurate
+    history = out["joint_history"]
+    assert set(history.metrics) >= {"val_nlp", "val_accuracy"} and len(history.metrics["val_nlp"]) == 2
+    # the model handed back is the chosen one: its validation NLP is the stage's best
+    (_, _), (Xv, yv) = stratified_split(split.X_train, split.y_train, 0.1, 0)
+    assert model.evaluate(Xv, yv, seed=0)["nlp"] == pytest.approx(val["svdkl"]["nlp"], abs=1e-12)
+
+
+def test_bad_schedule_arguments_are_refused_before_training(rng):
+    X, Y = rng.normal(size=(30, 5)), rng.integers(0, 3, 30)
+    model = SVDKL(_net(), 3, num_data=30, grid_size=8)
+    weights = [v.numpy().copy() for v in model.trainable_variables]
+    with pytest.raises(ValueError, match="validation_fraction must be in"):
+        pretrain_and_fit(model, (X, Y), validation_fraction=1.5)
+    with pytest.raises(ValueError, match="patience"):
+        pretrain_and_fit(model, (X, Y), patience=0)
+    with pytest.raises(ValueError, match="test_data"):
+        pretrain_and_fit(model, (X, Y), test_data=(X, Y + 5))
+    for before, v in zip(weights, model.trainable_variables):
+        np.testing.assert_array_equal(before, v.numpy())
