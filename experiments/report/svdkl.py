@@ -24,7 +24,8 @@ MNIST_B5000 = [f"svdkl_mnist_b5000_seed{s}.json" for s in range(3)]
 SETTINGS: Dict[str, Tuple[str, str, List[str]]] = {
     "adult-cv-keep": ("Adult, 5-fold CV, seeds 0 / 1 / 2 (3/5/3)", "adult", ADULT_KEEP),
     "adult-test-keep": ("Adult, UCI test file (3/5/3)", "adult", ["svdkl_adult_indicators_keep.json"]),
-    "connect4-cv-keep": ("Connect-4, 5-fold CV, seed 0 (8/3/5)", "connect4", ["svdkl_connect4_cv5_indicators_keep.json"]),
+    "connect4-cv-keep": ("Connect-4, 5-fold CV, seed 0 (8/3/5)", "connect4",
+                         ["svdkl_connect4_cv5_indicators_keep.json"]),
     "connect4-split-keep": ("Connect-4, 80/20 split (8/3/5)", "connect4", ["svdkl_connect4_indicators_keep.json"]),
     "adult-cv-std": ("Adult, 5-fold CV, seeds 0 / 1 / 2 (3/5/3)", "adult", ADULT_STD),
     "adult-cv-std-gp-lr": ("Adult, 5-fold CV, seeds 0 / 1 / 2 (3/5/3), `--joint-gp-lr 1e-3`", "adult", ADULT_GP_LR),
@@ -257,7 +258,8 @@ def adult_selection_cv5_table() -> str:
                      "-" if first else paired(folds(row, "svdkl"), folds(base, "svdkl"))])
     header = ["candidate", "change from the default", "DNN", "SV-DKL", "SV-DKL − DNN",
               "DNN − candidate 0's DNN", "SV-DKL − candidate 0's SV-DKL"]
-    return markdown_table(header, rows) + "\n\nDifferences: mean over the 5 inner folds ± standard error, fold by fold."
+    note = "Differences: mean over the 5 inner folds ± standard error, fold by fold."
+    return markdown_table(header, rows) + "\n\n" + note
 
 
 @generator("svdkl-mnist-selection-table")
@@ -292,7 +294,8 @@ def speed_table() -> str:
 
     def line(label, times):
         cells = [fmt(times[m] * 1e3, 0) for m in sizes]
-        return [label, *cells, f"{fmt(times[last] / times[first], 2)}×", f"{fmt(times[first] / record['network_s'], 2)}×"]
+        return [label, *cells, f"{fmt(times[last] / times[first], 2)}×",
+                f"{fmt(times[first] / record['network_s'], 2)}×"]
 
     rows = [["plain network (gpflow_ext / GPyTorch)",
              f"{fmt(record['network_s'] * 1e3, 0)} / {fmt(gp['network'] * 1e3, 0) if gp else '-'}",
@@ -461,7 +464,8 @@ def readme_table() -> str:
         p = _paired(key)
         paper = PAPER["table3_accuracy"]["mnist"]["SV-DKL"] if dataset == "mnist" else \
             PAPER["table2_accuracy"][dataset]["SV-DKL"]
-        rows.append([data, _mean_sd([r["SV-DKL"]["accuracy"] for r in runs]), fmt(paper, 4 if dataset == "mnist" else 3),
+        rows.append([data, _mean_sd([r["SV-DKL"]["accuracy"] for r in runs]),
+                     fmt(paper, 4 if dataset == "mnist" else 3),
                      _mean_sd([r[dnn]["accuracy"] for r in runs]),
                      f"{_signed(p['mean'])}: {_verdict(p)}", command])
     header = ["data", "SV-DKL", "paper's SV-DKL", "DNN (same network, same run)", "SV-DKL − DNN (paired)", "command"]
