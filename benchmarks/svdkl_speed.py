@@ -27,6 +27,7 @@ import gpflow
 from gpflow.keras import tf_keras
 
 from experiments.common import base_parser, compiled_training_step
+from gpflow_ext.results import write_results
 from gpflow_ext.models import SVDKL
 from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid, ToeplitzGridPrior
 
@@ -157,9 +158,7 @@ def main(argv=None):
     results["ratios"] = ratios
     for k, v in ratios.items():
         print(f"  {k}: {v:.2f}x")
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(results, indent=2))
+    write_results(results, args.output)
     return results
 
 

@@ -1,22 +1,21 @@
 """Choose the SV-DKL schedule for Adult on a validation split of adult.data (the test file is never used).
 
-    python -m experiments.svdkl_adult_schedule --data-dir $GPFLOW_EXT_DATA --output results/adult_schedules.jsonl
+    python -m experiments.svdkl_adult_schedule --data-dir $GPFLOW_EXT_DATA --output results/adult_schedules.json
 
 Each candidate (network / GP / joint epochs, learning rates, batch size, dropout, the network stage's
 optimizer) trains DNN -> DNN+GP -> SV-DKL on a stratified 80 % of adult.data and is scored on the
-other 20 %; one JSON line per candidate. ``--folds 5`` scores each candidate by stratified 5-fold
+other 20 %; the output JSON holds one record per candidate under ``rows``. ``--folds 5`` scores each candidate by stratified 5-fold
 cross-validation inside adult.data instead (fold k: network and training seed ``--seed`` + k, the
 same for every candidate, so candidates are compared fold by fold on the same pre-trained DNN);
-the line then holds every fold and the means.
+the record then holds every fold and the means.
 """
 from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
 import json  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from experiments.common import base_parser  # noqa: E402
+from experiments.common import arguments_record, base_parser, write_results  # noqa: E402
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
 from gpflow_ext.recipes.svdkl_preprocessing import ADULT_HEAVY_TAILED, log1p_features, standardise  # noqa: E402
@@ -133,9 +132,8 @@ def main(argv=None):
             row["per_fold"] = folds
         rows.append(row)
         print(json.dumps(row), flush=True)
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    write_results({"rows": rows, "arguments": arguments_record(args)}, args.output,
+                  seeds=[args.seed + k for k in range(args.folds)])
     return rows
 
 

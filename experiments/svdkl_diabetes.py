@@ -1,7 +1,7 @@
 """SV-DKL on Diabetes 130-US (Table 2 / Table 5 row): DNN vs DNN+GP vs SV-DKL, 5-fold cross-validation.
 
     python -m experiments.svdkl_diabetes --data-dir ../shared/data --float32 --target readmitted_30d \\
-        --output docs/svdkl/svdkl_diabetes_readmitted_30d.json --logdir runs/svdkl_diabetes_30d
+        --output docs/svdkl/results/svdkl_diabetes_readmitted_30d.json --logdir runs/svdkl_diabetes_30d
 
 Data: ``gpflow_ext.data.load_diabetes`` (101,766 encounters, ICD-9 groups, rare categories merged:
 178 columns). ``--target readmitted``: NO / >30 / <30 (3 classes); ``--target readmitted_30d``: <30 days

@@ -38,9 +38,11 @@ def test_svdkl_uci_small_run(data_dir, dataset_path, tmp_path):
 
 def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path):
     dataset_path("adult", "adult.data.gz")
-    out = tmp_path / "schedules.jsonl"
+    out = tmp_path / "schedules.json"
     run_script("svdkl_adult_schedule", "--data-dir", str(data_dir), "--candidates", "6,9", "--smoke", "--output", str(out))
-    saved = [json.loads(line) for line in out.read_text().splitlines()]
+    record = json.loads(out.read_text())
+    saved = record["rows"]
+    assert record["provenance"]["command"].startswith("python -m experiments.svdkl_adult_schedule")
     assert len(saved) == 2
     assert saved[0]["config"]["gp_epochs"] == 5
     assert saved[0]["config"]["log1p"] is True
@@ -50,10 +52,10 @@ def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path):
 
 def test_svdkl_adult_schedule_cross_validation_means_its_folds(data_dir, dataset_path, tmp_path):
     dataset_path("adult", "adult.data.gz")
-    out = tmp_path / "cv.jsonl"
+    out = tmp_path / "cv.json"
     run_script("svdkl_adult_schedule", "--data-dir", str(data_dir), "--candidates", "18", "--folds", "2", "--smoke",
                "--output", str(out))
-    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    (row,) = json.loads(out.read_text())["rows"]
     assert row["config"]["joint_gp_learning_rate"] == 1e-3 and row["folds"] == 2
     assert len(row["per_fold"]) == 2
     for key in ("dnn", "dnn_gp", "svdkl"):
