@@ -89,6 +89,7 @@ def stage_options(args, epochs: int) -> Dict[str, Any]:
         joint_learning_rate=args.joint_lr, joint_gp_learning_rate=args.joint_gp_lr,
         joint_batch_size=args.joint_batch_size,
         grid_prior=args.grid_prior, num_samples=args.num_samples, num_predict_samples=args.predict_samples,
+        validation_fraction=args.validation_fraction, patience=args.patience,
         **network_options(args),
     )
 
@@ -111,6 +112,13 @@ def add_stage_arguments(parser) -> None:
                         help="T, draws of u per training step of the GP and joint stages (eq. 4; the paper's 1)")
     parser.add_argument("--predict-samples", type=int, default=16,
                         help="Monte Carlo draws behind the DNN+GP / SV-DKL predictive probabilities")
+    parser.add_argument("--validation-fraction", type=float, default=0.1,
+                        help="share of the training rows held out (stratified) to choose each stage's epoch: the "
+                             "lowest validation NLP among epochs at least as accurate as the stage's start (0: keep "
+                             "each stage's last epoch, train on every row)")
+    parser.add_argument("--patience", type=int, default=None,
+                        help="stop a stage after this many epochs without a better validation score (default: "
+                             "run every epoch, keep the best)")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -126,6 +134,7 @@ def result_rows(dataset: str, out: Dict[str, Any], paper_acc: Dict[str, float], 
                 "paper_accuracy": paper_acc.get(name),
                 "nlp": out[key]["nlp"],
                 "paper_nlp": paper_nlp.get(name),
+                "chosen_epoch": out.get("chosen_epoch", {}).get({"dnn": "network", "dnn_gp": "gp", "svdkl": "joint"}[key]),
             }
         )
     return rows

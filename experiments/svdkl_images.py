@@ -24,15 +24,17 @@ SMOKE = dict(max_train=300, max_test=100, epochs=1)
 
 
 def load(dataset: str, data_dir, max_train=None, max_test=None, seed: int = 0):
-    """MNIST train/test as float [N, 28, 28, 1] in [0, 1] (subsampled before the float copy)."""
+    """MNIST train/test as float [N, 28, 28, 1] in [0, 1]; ``max_train``/``max_test`` keep stratified random subsets
+    (by digit, before the float copy)."""
+    from sklearn.model_selection import train_test_split
+
     from gpflow_ext.data import load_mnist
 
-    rng = np.random.default_rng(seed)
     parts = []
     for subset, limit in (("train", max_train), ("test", max_test)):
         X, y = load_mnist(data_dir, subset, download=False)  # uint8 [N, 28, 28], labels [N]
         if limit and limit < len(X):
-            keep = rng.permutation(len(X))[:limit]
+            keep, _ = train_test_split(np.arange(len(X)), train_size=limit, random_state=seed, stratify=y)
             X, y = X[keep], y[keep]
         y = y.astype(np.int64)
         if dataset == "mnist_binary":  # odd vs even (Table 3's MNIST-Binary)
@@ -47,10 +49,14 @@ def main(argv=None):
     parser.add_argument("--dataset", choices=DATASETS, default="mnist")
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--grid-size", type=int, default=64, help="points per KISS-GP grid")
+    parser.add_argument("--max-train", type=int, default=None,
+                        help="train on a stratified random subset of this many training images (try small first)")
     add_stage_arguments(parser)  # the DNN -> GP -> joint schedule's options and --no-progress
     args = parser.parse_args(argv)
+    if args.max_train is not None and args.max_train < 10:
+        parser.error(f"--max-train must be at least 10 (one image per digit), got {args.max_train}")
     epochs = args.epochs if args.epochs is not None else (SMOKE["epochs"] if args.smoke else 10)
-    limits = (SMOKE["max_train"], SMOKE["max_test"]) if args.smoke else (None, None)
+    limits = (args.max_train or SMOKE["max_train"], SMOKE["max_test"]) if args.smoke else (args.max_train, None)
     train, test, C = load(args.dataset, args.data_dir, *limits, args.seed)
     print(f"{args.dataset}: train {train[0].shape}, test {test[0].shape}, {C} classes")
     config = ThreeWayConfig(batch_size=args.batch_size, grid_size=args.grid_size, seed=args.seed,
@@ -67,6 +73,7 @@ def main(argv=None):
         if args.logdir:
             image_to_tensorboard(png, args.logdir, f"figure3/{args.dataset}")
     results = {"dataset": args.dataset, "epochs": epochs, "rows": rows, "seconds": seconds,
+               "train_images": len(train[0]), "chosen_epoch": out["chosen_epoch"],
                "median_seconds_per_epoch": timing, "batch_size": args.batch_size, "grid_size": args.grid_size,
                "arguments": arguments_record(args)}
     write_results(results, args.output)

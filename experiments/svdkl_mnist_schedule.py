@@ -76,7 +76,7 @@ def main(argv=None):
                                  batch_size=args.batch_size, joint_batch_size=joint_batch_size,
                                  joint_learning_rate=lr, seed=args.seed)
         curve = run_schedule(
-            model, train_data, schedule, progress=not args.no_progress,
+            model, train_data, schedule, validation_data=valid_data, progress=not args.no_progress,
             fit_kwargs={"callbacks": [lambda: model.evaluate(*valid_data)]},  # {"accuracy", "nlp"} per epoch
         )["joint_history"]
         per_epoch = [{"epoch": e, "accuracy": a, "nlp": n} for e, a, n in

@@ -91,8 +91,12 @@ def test_svdkl_images_small_run(data_dir, dataset_path, tmp_path):
     dataset_path("mnist", "train-images-idx3-ubyte.gz")
     out = tmp_path / "mnist.json"
     run_script("svdkl_images", "--data-dir", str(data_dir), "--smoke", "--grid-size", "16", "--no-progress",
-               "--figure-dir", str(tmp_path), "--grid-prior", "circulant", "--output", str(out))
+               "--figure-dir", str(tmp_path), "--grid-prior", "circulant", "--max-train", "250", "--output", str(out))
     results = json.loads(out.read_text())
+    assert results["train_images"] == 250  # a stratified subset of the training images
+    assert set(results["chosen_epoch"]) == {"network", "gp", "joint"}
+    done = run_script("svdkl_images", "--data-dir", str(data_dir), "--smoke", "--max-train", "5", check=False)
+    assert done.returncode == 2 and "--max-train must be at least 10" in done.stderr
     assert [r["model"] for r in results["rows"]] == ["CNN", "CNN+GP", "SV-DKL"]
     assert results["rows"][2]["paper_accuracy"] == 0.9920
     assert (tmp_path / "svdkl_mnist_figure3.png").exists()

@@ -165,12 +165,12 @@ def test_network_optimizer_drives_only_the_network_stage(rng):
     grads = tape.gradient(loss, weights)
     sgd = tf_keras.optimizers.SGD(0.125)
     pretrain_and_fit(model, (X, Y), network_epochs=1, gp_epochs=1, joint_epochs=1, batch_size=60,
-                     network_optimizer=sgd)
+                     network_optimizer=sgd, validation_fraction=0.0)
     assert int(sgd.iterations.numpy()) == 1  # the network stage's single step, and no other
     after_network_stage = [w - 0.125 * g.numpy() for w, g in zip(before, grads)]
     model2 = SVDKL(_net(), 3, num_data=60, grid_size=10)
     pretrain_and_fit(model2, (X, Y), network_epochs=1, gp_epochs=0, joint_epochs=0, batch_size=60,
-                     network_optimizer=tf_keras.optimizers.SGD(0.125))
+                     network_optimizer=tf_keras.optimizers.SGD(0.125), validation_fraction=0.0)
     for expected, got in zip(after_network_stage, model2.network_variables()):
         np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10, atol=1e-12)
     with pytest.raises(TypeError, match="optimizer must have apply_gradients"):
@@ -182,11 +182,12 @@ def test_joint_gp_learning_rate_gives_the_gp_layer_its_own_adam(rng):
     so the largest move is the group's learning rate: 1e-4 for the network, 1e-2 for the GP layer."""
     X, Y = _data(rng, n=60)
     model = SVDKL(_net(), 3, num_data=60, grid_size=10)
-    pretrain_and_fit(model, (X, Y), network_epochs=1, gp_epochs=1, joint_epochs=0, batch_size=60)
+    pretrain_and_fit(model, (X, Y), network_epochs=1, gp_epochs=1, joint_epochs=0, batch_size=60,
+                     validation_fraction=0.0)
     before_net = [v.numpy() for v in model.network_variables()]
     before_gp = [v.numpy() for v in model.gp_variables()]
     out = pretrain_and_fit(model, (X, Y), network_epochs=0, gp_epochs=0, joint_epochs=1, batch_size=60,
-                           joint_learning_rate=1e-4, joint_gp_learning_rate=1e-2)
+                           joint_learning_rate=1e-4, joint_gp_learning_rate=1e-2, validation_fraction=0.0)
     assert out["joint_history"].steps_per_epoch == 1
 
     def largest_move(variables, before):
