@@ -184,6 +184,14 @@ def variance16_p1() -> str:
     return _joined(_runs(LABEL_GPS_16), "P@1")
 
 
+@generator("mlgpf-label-gps-order")
+def label_gps_order() -> str:
+    first, then = load(LABEL_GPS_16[0])["provenance"], load(LABEL_GPS[0])["provenance"]
+    return (f"the σ² = 16 test results were committed at {first['utc_time'][:16].replace('T', ' ')} UTC (commit "
+            f"`{first['git_commit'][:7]}`), the cross-validation with the σ² = 12 test results at "
+            f"{then['utc_time'][:16].replace('T', ' ')} UTC (commit `{then['git_commit'][:7]}`)")
+
+
 @generator("mlgpf-tfidf-test")
 def tfidf_test() -> str:
     tfidf = load(TFIDF)
