@@ -121,3 +121,20 @@ def test_notebook_executes(tmp_path):
     assert "it/s" in text or "step/s" in text or "s/step" in text  # the text progress bars, in stderr
     assert "IProgress" not in text and "TqdmWarning" not in text  # no widget warning in Jupyter
     assert any("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+def test_svdkl_budgets_small_run(tmp_path):
+    out = tmp_path / "budgets.json"
+    run_script("svdkl_budgets", "--datasets", "digits", "--budgets", "1", "--seeds", "0", "--output", str(out))
+    results = json.loads(out.read_text())
+    (cell,) = results["cells"]
+    assert (cell["dataset"], cell["budget"], cell["seed"]) == ("digits", 1, 0)
+    assert set(cell["chosen_epoch"]) == {"network", "gp", "joint"}
+    # each stage is kept only if no worse on the validation rows than where it started
+    assert cell["validation_svdkl"]["nlp"] <= cell["validation_dnn_gp"]["nlp"] + 1e-12
+    assert cell["validation_svdkl"]["accuracy"] >= cell["validation_dnn_gp"]["accuracy"]
+    (row,) = results["summary"]
+    assert row["svdkl_worst_accuracy_gain"] == cell["svdkl"]["accuracy"] - cell["dnn"]["accuracy"]
+    assert results["provenance"]["seeds"] == [0]
+    done = run_script("svdkl_budgets", "--datasets", "cifar", check=False)
+    assert done.returncode == 2 and "--datasets must name some of" in done.stderr
