@@ -141,7 +141,7 @@ def main(argv=None):
     print_table(rows, ["bound", "s/step", "s/step ratio", "infer_latent s", "infer_latent s ratio"],
                 title=f"Planar 20: training step (B={args.batch_size}) and infer_latent ({held_out.shape[0]} rows, "
                       f"{args.infer_samples} draws x {args.infer_steps} steps), pairs vs dense")
-    write_results(results, args.output)
+    write_results(results, args.output, seeds=[args.seed])
     return results
 
 

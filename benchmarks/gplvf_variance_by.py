@@ -73,7 +73,7 @@ def main(argv=None):
     print_table(rows, ["data", "M", "observed fraction", "pairs s/step", "outputs s/step", "GPflow dense s/step",
                        "pairs / outputs", "GPflow dense / outputs", "auto picks"],
                 title="GPLVF training step: variance_by pairs vs outputs vs GPflow's dense conditional")
-    write_results({"rows": rows}, args.output)
+    write_results({"rows": rows}, args.output, seeds=[args.seed])
     return rows
 
 

@@ -58,7 +58,7 @@ def main(argv=None):
         ["method", "RMSE"],
         title=f"MNIST 14x14, {num} digits, {results['missing_fraction']:.0%} pixels missing, Q=2: imputation RMSE",
     )
-    write_results(as_builtin(results), args.output)
+    write_results(as_builtin(results), args.output, seeds=[args.seed])
     return results
 
 

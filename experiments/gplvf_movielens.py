@@ -319,7 +319,8 @@ def main(argv=None):
             data = ratings[np.sort(np.argsort(-np.diff(ratings.indptr))[:SMALL_USERS])]
         config = ProtocolC(**new_rows_settings(args), flows=args.flows_c, figure_dir=args.figure_dir)
         results["c"] = run_protocol_c(data, genres, list(ml.items.genre_names), config)
-    write_results(results, args.output)
+    train_seed = args.seed if args.train_seed is None else args.train_seed
+    write_results(results, args.output, seeds=sorted({args.seed, train_seed}))
     return results
 
 

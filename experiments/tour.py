@@ -217,7 +217,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
     print()
     print_table(rows, ["section", "figure", "value"], title="tour results")
     print(f"\nTensorBoard logs went to {args.logdir}  ->  tensorboard --logdir {args.logdir}")
-    write_results(results, args.output)
+    write_results(results, args.output, seeds=[args.seed])
     return results
 
 
