@@ -18,7 +18,7 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Dict, Iterable, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 from . import config
 
@@ -134,18 +134,30 @@ def portable(value: Any) -> Any:
     return value
 
 
-def provenance(*, seeds: Optional[Iterable[int]] = None, started: Optional[float] = None) -> Dict[str, Any]:
-    """What made a result: see the module docstring. ``started`` (a ``time.time()``) defaults to the process's
-    start, so ``wall_seconds`` covers the whole command."""
-    from . import __version__
-
+def _git_state() -> Tuple[Optional[str], Optional[bool]]:
+    """The work tree's commit and whether tracked files differ from it."""
     repo = _repository()
     commit = _git(repo, "rev-parse", "HEAD") if repo else None
     status = _git(repo, "status", "--porcelain", "--untracked-files=no") if repo else None
+    return commit, None if status is None else bool(status)
+
+
+# the code that runs is the code at the start: a commit made while a long run goes on must not be recorded as its
+# source, so the state is read when this module is imported (the scripts import it first)
+_GIT_AT_IMPORT = _git_state()
+
+
+def provenance(*, seeds: Optional[Iterable[int]] = None, started: Optional[float] = None) -> Dict[str, Any]:
+    """What made a result: see the module docstring. ``started`` (a ``time.time()``) defaults to the process's
+    start, so ``wall_seconds`` covers the whole command. The git commit and dirty flag are those of the work tree
+    when this module was imported."""
+    from . import __version__
+
+    commit, dirty = _GIT_AT_IMPORT
     return {
         "package_version": __version__,
         "git_commit": commit,
-        "git_dirty": None if status is None else bool(status),
+        "git_dirty": dirty,
         "command": _command(),
         "utc_time": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "cpu_model": _cpu_model(),
