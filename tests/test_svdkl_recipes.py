@@ -104,7 +104,7 @@ def test_three_way_config_schedule_and_paper_settings():
     assert PAPER_SETTINGS["mnist"].build_network((28, 28, 1), 10).name == "lenet"
 
 
-def test_run_three_way():
+def test_run_three_way(baselines):
     """A tiny DNN / DNN+GP / SV-DKL run: metrics of the three stages, the circulant prior from its name."""
     from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way
     from gpflow_ext.recipes.svdkl_networks import build_mlp
@@ -118,5 +118,7 @@ def test_run_three_way():
     model, out, seconds, timing = run_three_way(build_mlp(4, 2, hidden=(8,)), 2, (X[:60], y[:60]), (X[60:], y[60:]),
                                                 config, progress=False)
     assert isinstance(model.gps.prior, CirculantGridPrior)
-    assert all(0.0 <= out[k]["accuracy"] <= 1.0 and np.isfinite(out[k]["nlp"]) for k in ("dnn", "dnn_gp", "svdkl"))
+    majority = baselines.majority_accuracy(y[:60], y[60:])  # 0.5; each stage 0.65 here (20 test rows)
+    for k in ("dnn", "dnn_gp", "svdkl"):
+        assert out[k]["accuracy"] > majority + 0.05 and np.isfinite(out[k]["nlp"]), (k, out[k], majority)
     assert set(timing) == {"network", "gp", "joint"} and seconds > 0
