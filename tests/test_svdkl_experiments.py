@@ -29,14 +29,16 @@ def test_svdkl_uci_small_run(data_dir, dataset_path, tmp_path):
     )
     saved = results = json.loads(out.read_text())
     assert [r["model"] for r in saved["summary"]] == ["DNN", "DNN+GP", "SV-DKL"]
-    assert all(0.0 <= r["accuracy"] <= 1.0 for r in results["summary"])
+    # two optimiser steps per stage: no score to compare with a baseline (the DNN stage is below the majority
+    # class), only that every stage ran to a finite score
+    assert all(np.isfinite(r["accuracy"]) and np.isfinite(r["nlp"]) for r in results["summary"])
     assert saved["summary"][2]["paper_accuracy"] == 0.857
     assert saved["arguments"]["dropout"] == 0.2 and saved["arguments"]["indicators"] == "keep"
     assert (tmp_path / "runs" / "svdkl_adult_figure3.png").stat().st_size > 1000
     assert any((tmp_path / "runs" / "figures").iterdir())  # Figure 3 in TensorBoard
 
 
-def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path):
+def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path, baselines):
     dataset_path("adult", "adult.data.gz")
     out = tmp_path / "schedules.jsonl"
     run_script("svdkl_adult_schedule", "--data-dir", str(data_dir), "--candidates", "6,9", "--smoke", "--output", str(out))
@@ -45,7 +47,14 @@ def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path):
     assert saved[0]["config"]["gp_epochs"] == 5
     assert saved[0]["config"]["log1p"] is True
     assert saved[1]["config"]["dropout"] == 0.5
-    assert all(0.0 <= row[k]["accuracy"] <= 1.0 for row in saved for k in ("dnn", "dnn_gp", "svdkl"))
+    from gpflow_ext.data import load_adult
+
+    y = load_adult(data_dir, download=False)[0].y[:300]  # --smoke's rows, split into folds by the script
+    majority = baselines.majority_accuracy(y, y)
+    for row in saved:
+        for k in ("dnn", "dnn_gp", "svdkl"):
+            print("MEASURE schedule", k, row[k]["accuracy"], majority)
+            assert row[k]["accuracy"] >= majority - 0.01, (k, row[k], majority)
 
 
 def test_svdkl_adult_schedule_cross_validation_means_its_folds(data_dir, dataset_path, tmp_path):
