@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parent.parent
 MODELS = ["DNN", "DNN+GP", "SV-DKL"]
 
 
-def run_script(name, *args, timeout=120):
+def run_script(name, *args, timeout=600):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     module = "experiments." + name.removesuffix(".py")
     done = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO, env=env,
