@@ -72,6 +72,13 @@ def data_dir() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def missing_dataset():
+    """``missing_dataset(reason)``: skip (fail under CI) for a dataset that is not there, for fixtures of a
+    wider scope than ``dataset_path``."""
+    return _missing
+
+
 @pytest.fixture
 def dataset_path(data_dir):
     """``dataset_path("bibtex", "bibtex-train.arff.gz")`` -> Path, failing under CI if absent."""
