@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from experiments.common import base_parser
+from gpflow_ext.results import write_results
 
 
 def cpu_seconds() -> float:
@@ -212,9 +213,7 @@ def main(argv=None) -> dict:
     result = run(args)
     text = json.dumps(result, indent=1)
     print(text)
-    if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text)
+    write_results(result, args.output)
     return result
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from experiments.common import base_parser
+from gpflow_ext.results import write_results
 from gpflow_ext.data import XMCTextWriter
 
 #: AmazonCat-13K as published (Extreme Classification Repository).
@@ -133,7 +134,7 @@ def main(argv=None) -> dict:
     stats = {"train": write_split(generator, args.out / "train.txt", args.num_train),
              "test": write_split(generator, args.out / "test.txt", args.num_test)}
     stats.update(seconds=time.perf_counter() - start, **{k: v for k, v in vars(args).items() if k != "out"})
-    (args.out / "synth_stats.json").write_text(json.dumps(stats, indent=1))
+    write_results(stats, args.out / "synth_stats.json", seeds=[args.seed])
     print(json.dumps(stats))
     return stats
 

@@ -20,7 +20,6 @@ from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off 
 
 import importlib
 import importlib.util
-import json
 import subprocess
 import sys
 import tarfile
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.common import base_parser
+from gpflow_ext.results import write_results
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -123,9 +123,7 @@ def main(argv=None) -> dict:
             print(f"{name}: current {row['current_s_per_epoch']:.4f} s/epoch, baseline ({args.baseline_ref}) "
                   f"{row['baseline_s_per_epoch']:.4f} s/epoch, baseline/current {row['baseline_over_current']:.3f}",
                   flush=True)
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.output).write_text(json.dumps(results, indent=2))
+    write_results(results, args.output)
     return results
 
 

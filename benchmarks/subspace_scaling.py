@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from experiments.common import base_parser
+from gpflow_ext.results import write_results
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -236,10 +237,7 @@ def main() -> None:
             print(f"note: {row['model']} D={row['dim']} {row['kernel']}: {row['error']}")
     print("ratio = subspace / free-Z median seconds per training step (gradient + Adam), same run; "
           "subspace parameters exclude the fixed basis X̃ (reported as fixed_basis_mb in the JSON).")
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(rows, indent=2))
-        print(f"results written to {args.output}")
+    write_results({"rows": rows}, args.output)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
    circulant-embedding prior (``grid_prior="circulant"``: FFT square root, no Cholesky), beside the SVGP-style GP layer with ordinary inducing points
    on the same features (GPflow's Kuu/Kuf/gauss_kl, cost O(m^3 + B m^2));
 3. GPyTorch's SV-DKL (GridInterpolationVariationalStrategy, CPU torch, float64) on the same sizes,
-   run in a subprocess with ``$GPFLOW_EXT_PEERS_PYTHON`` (default /work/peers/bin/python).
+   run in a subprocess with ``$GPFLOW_EXT_PEERS_PYTHON``.
 
     python -m benchmarks.svdkl_speed [--batch-size 4096] [--grid-sizes 70,500,2000] [--output results.json]
 
@@ -15,7 +15,6 @@ Network d-1000-1000-500-50-c (Adult-like d = 108, c = 2, one GP per output featu
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import json
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -27,12 +26,12 @@ import gpflow
 from gpflow.keras import tf_keras
 
 from experiments.common import base_parser, compiled_training_step
+from gpflow_ext.config import peers_python as configured_peers_python
 from gpflow_ext.results import write_results
 from gpflow_ext.models import SVDKL
 from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid, ToeplitzGridPrior
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_PEERS = "/work/peers/bin/python"
 
 
 def build_network(d, c, hidden):
@@ -76,8 +75,7 @@ def timed_step(model, data, variables):
 
 
 def peers_python():
-    path = os.environ.get("GPFLOW_EXT_PEERS_PYTHON", DEFAULT_PEERS)
-    return path if Path(path).exists() else None
+    return configured_peers_python()
 
 
 def main(argv=None):

@@ -78,6 +78,7 @@ from experiments.common import (
     write_results,
 )
 from experiments.paper_values import GPLVF as PAPER
+from gpflow_ext.config import peers_python as configured_peers_python
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.latents import BASE_COVARIANCE_NAMES
@@ -93,7 +94,7 @@ GPY_SCRIPT = REPO / "benchmarks" / "gpy_bgplvm_missing.py"
 
 # ------------------------------------------------------------------------------------ the GPy peer (its own venv)
 def peers_python() -> Optional[str]:
-    path = os.environ.get("GPFLOW_EXT_PEERS_PYTHON", "/work/peers/bin/python")
+    path = configured_peers_python()
     if path and Path(path).exists():
         return path
     print(

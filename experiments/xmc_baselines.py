@@ -5,8 +5,7 @@
 Run it with the project's interpreter (the one with gpflow_ext). The data are read with
 ``gpflow_ext.data`` (same loader and split as ``mlgpf_xmc.py``) and written once in the Extreme
 Classification Repository text format to a temporary folder; napkinXC and omikuji then run in a
-subprocess under the *peers* interpreter (numpy 2; ``$GPFLOW_EXT_PEERS_PYTHON``, default
-``/work/peers/bin/python``; create one with ``python -m venv peers && peers/bin/pip install -r
+subprocess under the *peers* interpreter (numpy 2; ``$GPFLOW_EXT_PEERS_PYTHON``; create one with ``python -m venv peers && peers/bin/pip install -r
 benchmarks/requirements-peers.txt``), which runs ``experiments/xmc_peer_worker.py``. The
 scikit-learn one-vs-rest logistic regression
 (``gpflow_ext.recipes.xmc_baselines``) runs in this process. Every method is scored by
@@ -30,6 +29,7 @@ import scipy.sparse as sp
 
 from experiments.common import base_parser, print_table, write_results
 from experiments.paper_values import MLGPF as PAPER
+from gpflow_ext.config import peers_python as configured_peers_python
 from gpflow_ext.metrics import ranking_metrics
 from gpflow_ext.recipes.mlgpf import load_xmc
 from gpflow_ext.recipes.xmc_baselines import one_vs_rest_logistic, summarise_runs
@@ -37,14 +37,11 @@ from gpflow_ext.recipes.xmc_baselines import one_vs_rest_logistic, summarise_run
 PEER_METHODS = ("napkinxc", "omikuji")
 #: ``--smoke``: rows kept per split
 SMOKE_ROWS = 500
-DEFAULT_PEERS_PYTHON = "/work/peers/bin/python"
 
 
 def peers_python() -> Optional[str]:
     """The peers interpreter, or None (with instructions printed) when there is none."""
-    path = os.environ.get("GPFLOW_EXT_PEERS_PYTHON") or (
-        DEFAULT_PEERS_PYTHON if Path(DEFAULT_PEERS_PYTHON).exists() else None
-    )
+    path = configured_peers_python()
     if path is None or not Path(path).exists():
         print(
             "no peers interpreter (set $GPFLOW_EXT_PEERS_PYTHON); create one with\n"

@@ -15,10 +15,51 @@ import pytest
 from gpflow_ext import config
 
 
+DATA_SKIP = "dataset missing: "
+PEERS_SKIP = "peers missing: "
+DATA_HINT = "set GPFLOW_EXT_DATA to a folder laid out like shared/data (docs/data.md)"
+
+
+def _under_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
 def _missing(reason: str):
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+    if _under_ci():
         pytest.fail(f"dataset missing under CI: {reason}")
-    pytest.skip(reason)
+    pytest.skip(DATA_SKIP + reason)
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    return longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+
+
+def _skipped_for(terminalreporter, prefix: str) -> list:
+    return [r for r in terminalreporter.stats.get("skipped", []) if prefix in _skip_reason(r)]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Counts the tests skipped for a missing dataset (said after the summary by ``pytest_unconfigure``);
+    under CI a test skipped for a missing dataset or peer fails the run, so a broken setting cannot pass."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    session.config._skipped_for_data = len(_skipped_for(reporter, DATA_SKIP))
+    if _under_ci():
+        skipped = _skipped_for(reporter, DATA_SKIP) + _skipped_for(reporter, PEERS_SKIP)
+        if skipped:
+            reporter.write_line(f"under CI, {len(skipped)} tests skipped for missing data or peers: the run fails",
+                                red=True)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_unconfigure(config):
+    """The run's last line: how many tests were skipped because a dataset was not found, and what to set."""
+    count = getattr(config, "_skipped_for_data", 0)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if count and reporter is not None:
+        reporter.write_line(f"{count} tests skipped: datasets not found; {DATA_HINT}", yellow=True)
 
 
 @pytest.fixture(scope="session")
@@ -29,6 +70,13 @@ def data_dir() -> Path:
     if not path.is_dir():
         _missing(f"${config.DATA_ENV}={path} is not a folder")
     return path
+
+
+@pytest.fixture(scope="session")
+def missing_dataset():
+    """``missing_dataset(reason)``: skip (fail under CI) for a dataset that is not there, for fixtures of a
+    wider scope than ``dataset_path``."""
+    return _missing
 
 
 @pytest.fixture
@@ -42,6 +90,47 @@ def dataset_path(data_dir):
         return path
 
     return get
+
+
+@pytest.fixture(scope="session")
+def peers_python() -> Path:
+    """The peers interpreter (``$GPFLOW_EXT_PEERS_PYTHON``); skips without it, fails under CI."""
+    from gpflow_ext.config import PEERS_ENV, peers_python as find
+
+    path = find(required=False)
+    if path is None:
+        reason = f"${PEERS_ENV} is not set or not an interpreter (benchmarks/requirements-peers.txt)"
+        if _under_ci():
+            pytest.fail(f"peers missing under CI: {reason}")
+        pytest.skip(PEERS_SKIP + reason)
+    return path
+
+
+class Baselines:
+    """Scores a model must beat, computed in the test from the same split."""
+
+    @staticmethod
+    def frequency_p_at_k(Y_train, Y_test, k: int = 1) -> float:
+        """P@k in % of ranking every test row by the training label frequencies."""
+        import scipy.sparse as sp
+
+        from gpflow_ext.metrics import precision_at_k
+
+        counts = np.asarray(sp.csr_matrix(Y_train).sum(axis=0)).ravel()
+        order = np.argsort(-counts, kind="stable")[:k]
+        top = np.tile(order, (Y_test.shape[0], 1)).astype(np.int64)
+        return 100.0 * precision_at_k(Y_test, top, k, y_pred_is_indices=True)
+
+    @staticmethod
+    def majority_accuracy(y_train, y_test) -> float:
+        """Accuracy of always predicting the training set's most frequent class."""
+        majority = np.bincount(np.asarray(y_train, dtype=np.int64).ravel()).argmax()
+        return float(np.mean(np.asarray(y_test).ravel() == majority))
+
+
+@pytest.fixture(scope="session")
+def baselines() -> Baselines:
+    return Baselines()
 
 
 @pytest.fixture

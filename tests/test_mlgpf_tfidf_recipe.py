@@ -49,9 +49,10 @@ def test_learning_rate_decay_is_checked():
         recipe.paper_config("s-linear", learning_rate_decay="linear")
 
 
-def test_tfidf_recipe_builds_and_trains_one_epoch_on_a_small_slice():
+def test_tfidf_recipe_builds_and_trains_one_epoch_on_a_small_slice(baselines):
     """On 200 training rows (the first rows of Bibtex when $GPFLOW_EXT_DATA has it, else the generated problem)
-    one epoch runs and returns finite P@k."""
+    one epoch runs and ranks at least as well as the training label frequencies (within one test row: one epoch
+    at this size learns the frequencies, not yet the words)."""
     config = recipe.RECIPES["tfidf"]("s-linear", "bibtex", epochs=1, num_inducing=20, num_latent_gps=4, rank=30,
                                     batch_size=100, eval_every=1)
     assert config.learning_rate_decay == "cosine" and config.float32 and config.learning_rate == 0.1
@@ -62,5 +63,7 @@ def test_tfidf_recipe_builds_and_trains_one_epoch_on_a_small_slice():
         (X, Y), (Xt, Yt) = recipe.synthetic_multilabel(num_rows=250)
     result = recipe.run_mlgpf(config, (X[:200], Y[:200]), (Xt[:50], Yt[:50]), progress=False)
     assert result["epochs_trained"] == 1 and result["config"]["input_transform"] == "tfidf_rows"
-    assert all(np.isfinite(result[k]) and 0.0 <= result[k] <= 100.0 for k in ("P@1", "P@3", "P@5"))
+    for k in (1, 3, 5):
+        frequency = baselines.frequency_p_at_k(Y[:200], Yt[:50], k)
+        assert result[f"P@{k}"] >= frequency - 100.0 / (50 * k), (k, result[f"P@{k}"], frequency)
     assert np.isfinite(result["final_bound"])

@@ -5,6 +5,7 @@ import tomllib
 from pathlib import Path
 
 import gpflow
+import numpy as np
 from packaging.requirements import Requirement
 
 import gpflow_ext
@@ -51,7 +52,7 @@ def _third_party_imports():
 
 def test_imports_and_data_setting(monkeypatch, tmp_path):
     assert gpflow_ext.__version__
-    assert gpflow.config.default_float() is not None
+    assert gpflow.config.default_float() == np.float64  # importing gpflow_ext leaves GPflow's default
     monkeypatch.setenv(config.DATA_ENV, str(tmp_path))
     assert config.data_dir() == tmp_path.resolve()
     monkeypatch.delenv(config.DATA_ENV)

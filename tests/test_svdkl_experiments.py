@@ -29,7 +29,9 @@ def test_svdkl_uci_small_run(data_dir, dataset_path, tmp_path):
     )
     saved = results = json.loads(out.read_text())
     assert [r["model"] for r in saved["summary"]] == ["DNN", "DNN+GP", "SV-DKL"]
-    assert all(0.0 <= r["accuracy"] <= 1.0 for r in results["summary"])
+    # two optimiser steps per stage: no score to compare with a baseline (the DNN stage is below the majority
+    # class), only that every stage ran to a finite score
+    assert all(np.isfinite(r["accuracy"]) and np.isfinite(r["nlp"]) for r in results["summary"])
     assert saved["summary"][2]["paper_accuracy"] == 0.857
     assert saved["arguments"]["dropout"] == 0.2 and saved["arguments"]["indicators"] == "keep"
     assert (tmp_path / "runs" / "svdkl_adult_figure3.png").stat().st_size > 1000
@@ -47,7 +49,9 @@ def test_svdkl_adult_schedule_small_run(data_dir, dataset_path, tmp_path):
     assert saved[0]["config"]["gp_epochs"] == 5
     assert saved[0]["config"]["log1p"] is True
     assert saved[1]["config"]["dropout"] == 0.5
-    assert all(0.0 <= row[k]["accuracy"] <= 1.0 for row in saved for k in ("dnn", "dnn_gp", "svdkl"))
+    # a few optimiser steps per stage on 300 rows: no score to compare with a baseline (the DNN+GP stage is
+    # below the majority class here), only that every stage ran to a finite score
+    assert all(np.isfinite(row[k][m]) for row in saved for k in ("dnn", "dnn_gp", "svdkl") for m in ("accuracy", "nlp"))
 
 
 def test_svdkl_adult_schedule_cross_validation_means_its_folds(data_dir, dataset_path, tmp_path):

@@ -132,18 +132,21 @@ def test_gradients_reach_every_parameter(rng, inducing):
     assert all(np.any(g.numpy() != 0) for g in net_grads)
 
 
-def test_pretrain_and_fit_runs_three_stages_and_freezes_network_in_gp_stage(rng):
-    X, Y = _data(rng, n=60)
+def test_pretrain_and_fit_runs_three_stages_and_freezes_network_in_gp_stage(rng, baselines):
+    X, _ = _data(rng, n=60)
+    Y = np.argmax(X[:, :3], axis=1)  # learnable labels: each stage must beat the majority class
     model = SVDKL(_net(), 3, num_data=60, grid_size=10)
     net_ids = {id(v) for v in model.network_variables()}
     gp_vars = model.gp_variables()
     assert not any(id(v) in net_ids for v in gp_vars)  # DNN+GP stage: the network is frozen
     assert len(gp_vars) + len(net_ids) == len(model.trainable_variables)
     out = pretrain_and_fit(
-        model, (X, Y), network_epochs=1, gp_epochs=1, joint_epochs=1, batch_size=20, validation_data=(X, Y)
+        model, (X, Y), network_epochs=20, gp_epochs=20, joint_epochs=20, batch_size=20, validation_data=(X, Y)
     )
     assert set(["dnn", "dnn_gp", "svdkl"]) <= set(out)
-    assert all(0.0 <= out[k]["accuracy"] <= 1.0 and np.isfinite(out[k]["nlp"]) for k in ("dnn", "dnn_gp", "svdkl"))
+    majority = baselines.majority_accuracy(Y, Y)  # 0.37; the stages 0.52, 0.57, 0.63 here
+    for k in ("dnn", "dnn_gp", "svdkl"):
+        assert out[k]["accuracy"] > majority + 0.08 and np.isfinite(out[k]["nlp"]), (k, out[k], majority)
     P = model.predict_proba(X, num_samples=4)
     assert P.shape == (60, 3)
     np.testing.assert_allclose(P.sum(1), 1.0, atol=1e-10)

@@ -43,10 +43,10 @@ def _row_multiset(X, Y):
 
 
 @pytest.fixture(scope="module")
-def bibtex_text(data_dir):
+def bibtex_text(data_dir, missing_dataset):
     path = data_dir / "bibtex" / "bibtex_train.xmc.txt.gz"
     if not path.exists():
-        pytest.skip(f"{path} not found")
+        missing_dataset(f"{path} not found")
     return path, read_xmc_text(path)
 
 

@@ -71,7 +71,7 @@ def test_only_the_chief_writes_results(runs):
         assert f"[worker 0] {name}: objective" in out and f"[worker 1] {name}: objective" in out
 
 
-@pytest.mark.slow  # two more two-worker launches (about 70 s of CPU); run with -m slow
+@pytest.mark.slow  # two more two-worker launches (about 70 s of CPU; 152 s of wall time on the shared 2 cores)
 def test_sigkill_of_a_worker_then_the_same_command_resumes_from_the_chiefs_checkpoint(runs, tmp_path):
     root, _ = runs
     out, checkpoints = tmp_path / "out", tmp_path / "checkpoints"

@@ -4,7 +4,7 @@ import json
 import numpy as np
 
 
-def test_tour_svgp_section_tiny_budget_and_cli(tmp_path, run_python):
+def test_tour_svgp_section_tiny_budget_and_cli(tmp_path, run_python, baselines):
     output = tmp_path / "tour.json"
     printed = run_python(
         "-m", "experiments.tour", "--sections", "svgp_digits", "--epochs", "2", "--logdir", tmp_path / "runs",
@@ -12,10 +12,17 @@ def test_tour_svgp_section_tiny_budget_and_cli(tmp_path, run_python):
     ).stdout
     assert "SVGP on digits: test accuracy" in printed and str(tmp_path / "runs") in printed
     results = json.loads(output.read_text())
-    assert set(results) == {"svgp_digits"}
+    assert set(results) == {"svgp_digits", "provenance"}
     result = results["svgp_digits"]
-    # 2 epochs of SVGP on 1347 digits already separate the classes far above chance (0.1)
-    assert 0.6 < result["test_accuracy"] <= 1.0
+    # 2 epochs of SVGP on 1347 digits already separate the classes far above the majority class (0.93 vs 0.10 here), on the
+    # tour's split (75/25, stratified, seed 0)
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    y = load_digits().target
+    y_train, y_test = train_test_split(y, test_size=0.25, stratify=y, random_state=0)
+    majority = baselines.majority_accuracy(y_train, y_test)
+    assert result["test_accuracy"] > majority + 0.7, (result["test_accuracy"], majority)
     assert np.isfinite(result["test_nlpd"]) and result["epochs"] == 2
     assert f"test accuracy {result['test_accuracy']:.4f}" in printed  # the printed figure is the saved one
     logdir = tmp_path / "runs" / "svgp_digits"
