@@ -7,7 +7,6 @@ shared flags under one name each, where a script has them: ``--data-dir``, ``--o
 from the repository root.
 """
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from gpflow_ext import results as _results  # noqa: F401  (reads the git state the run starts from)
 
 import argparse
 import copy

@@ -25,6 +25,7 @@ from . import variational
 from . import serving
 from . import conditionals
 from . import recipes
+from . import results  # reads the git state the running code comes from, for result files' provenance
 
 from . import kullback_leiblers
 from . import latents

@@ -143,7 +143,7 @@ def _git_state() -> Tuple[Optional[str], Optional[bool]]:
 
 
 # the code that runs is the code at the start: a commit made while a long run goes on must not be recorded as its
-# source, so the state is read when this module is imported (the scripts import it first)
+# source, so the state is read when this module is imported (``import gpflow_ext`` imports it)
 _GIT_AT_IMPORT = _git_state()
 
 
