@@ -57,7 +57,7 @@ def test_mlgpf_xmc_script_small_run(dataset_path, data_dir, tmp_path):
 def test_xmc_baselines_script_small_run(dataset_path, data_dir, tmp_path):
     dataset_path("bibtex", "bibtex-train.arff.gz")
     output = tmp_path / "baselines.json"
-    peers = Path(os.environ.get("GPFLOW_EXT_PEERS_PYTHON") or "/work/peers/bin/python").exists()
+    peers = bool(os.environ.get("GPFLOW_EXT_PEERS_PYTHON")) and Path(os.environ["GPFLOW_EXT_PEERS_PYTHON"]).exists()
     methods = (["napkinxc", "omikuji"] if peers else []) + ["ovr"]
     _run_script("experiments.xmc_baselines", "--data-dir", data_dir, "--dataset", "bibtex", "--smoke",
                 "--threads", "1", "--methods", *methods, "--output", output)
