@@ -5,8 +5,8 @@
     python -m experiments.mlgpf_select --dataset bibtex --recipe label-gps --validation-fraction 0.2 \\
         --candidate "" --candidate "kernel_variance=none" --candidate "recipe=tfidf" [--output ablation.json]
 
-Only the training file of ``--dataset`` is read (``gpflow_ext.data.load_multilabel`` through
-``gpflow_ext.recipes.mlgpf.load_xmc``; any Mulan or XMC dataset that ``mlgpf_xmc`` accepts). Its rows are split
+Only the training file of ``--dataset`` is read (``gpflow_ext.recipes.mlgpf_data.load_training_file``: any Mulan
+or XMC dataset that ``mlgpf_xmc`` accepts; the test file is never opened). Its rows are split
 by ``KFold(--folds, shuffle=True, random_state=--seed)`` or, with ``--validation-fraction``, once by a seeded
 shuffle. Candidates are ``--grid FIELD=V1,V2`` (any ``MLGPFConfig`` field; several ``--grid`` give their product;
 ``prior_variance`` is ``kernel_variance``) or ``--candidate "FIELD=V,FIELD=V"`` (may set ``recipe``; ``""`` is
@@ -20,7 +20,8 @@ from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off 
 from typing import Any, Dict
 
 from experiments.common import base_parser, print_table, write_results
-from gpflow_ext.recipes.mlgpf import METHODS, RECIPES, load_xmc
+from gpflow_ext.recipes.mlgpf import METHODS, RECIPES
+from gpflow_ext.recipes.mlgpf_data import load_training_file
 from gpflow_ext.recipes.mlgpf_select import kfold_splits, parse_candidate, parse_grid, select, validation_splits
 
 #: ``--smoke``: training rows kept and the settings fixed for every candidate unless given
@@ -61,7 +62,7 @@ def main(argv=None) -> Dict[str, Any]:
         max_rows = max_rows or SMOKE["max_rows"]
         base.update({k: v for k, v in SMOKE.items() if k != "max_rows" and base.get(k) is None})
     try:
-        (X, Y), _ = load_xmc(args.dataset, args.data_dir, max_rows)  # the training file; the test split is unused
+        X, Y = load_training_file(args.dataset, args.data_dir, max_rows)  # the test file is never opened
     except FileNotFoundError as error:
         parser.error(f"--dataset {args.dataset!r}: {error}")
     if args.validation_fraction is not None:
