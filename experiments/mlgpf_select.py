@@ -17,9 +17,11 @@ are ties, the first of them in the order given is chosen).
 """
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
+import json
 from typing import Any, Dict
 
-from experiments.common import base_parser, print_table, write_results
+from experiments.common import base_parser, print_table
+from gpflow_ext.results import write_results
 from gpflow_ext.recipes.mlgpf import METHODS, RECIPES
 from gpflow_ext.recipes.mlgpf_data import load_training_file
 from gpflow_ext.recipes.mlgpf_select import kfold_splits, parse_candidate, parse_grid, select, validation_splits
@@ -46,6 +48,9 @@ def main(argv=None) -> Dict[str, Any]:
     parser.add_argument("--margin", type=float, default=0.0,
                         help="candidates within this many points of the best mean are ties; the first listed is chosen")
     parser.add_argument("--max-rows", type=int, default=None, help="use only the first rows of the training file")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the fits already in --output (same rows, splits and configs) and refit only the "
+                             "rest; --output is rewritten after every fit (complete: false until the last)")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
@@ -71,17 +76,29 @@ def main(argv=None) -> Dict[str, Any]:
     else:
         splits, scheme = kfold_splits(X.shape[0], args.folds, args.seed), {
             "kind": "k-fold", "folds": args.folds, "shuffle": True, "random_state": args.seed}
+    header = {"dataset": args.dataset, "recipe": args.recipe, "method": args.method, "split": "train",
+              "n_train_rows": int(X.shape[0]), "scheme": scheme,
+              "fixed": {k: v for k, v in base.items() if v is not None}, "smoke": bool(args.smoke)}
+    previous = None
+    if args.resume and args.output is not None and args.output.exists():
+        previous = json.loads(args.output.read_text())
+        if {k: previous.get(k) for k in header} != json.loads(json.dumps(header)):
+            parser.error(f"--resume: {args.output} was made on other rows, splits or settings")
+
+    def save(partial):  # each fit lands in --output, so a stopped run loses at most one fit
+        if args.output is not None:
+            write_results({**header, **partial}, args.output, seeds=[args.seed])
+
     outcome = select(X, Y, candidates, splits, recipe=args.recipe, method=args.method, dataset=args.dataset,
-                     base=base, metric=args.metric, margin=args.margin, log=print)
+                     base=base, metric=args.metric, margin=args.margin, log=lambda line: print(line, flush=True),
+                     previous=previous, progress=save)
     table = [{"candidate": c["name"], **{k: c[k] for k in c if k.endswith((" mean", " sd"))}}
              for c in outcome["candidates"]]
     print_table(table, ["candidate", "P@1 mean", "P@1 sd", "P@3 mean", "P@3 sd", "P@5 mean", "P@5 sd"],
                 title=f"{args.dataset} training file: {scheme['kind']} ({len(splits)} split(s))")
     selection = outcome["selection"]
     print(f"rule: {selection['rule']}\nchosen: {selection['chosen']} (ties: {', '.join(selection['ties'])})")
-    result = {"dataset": args.dataset, "recipe": args.recipe, "method": args.method, "split": "train",
-              "n_train_rows": int(X.shape[0]), "scheme": scheme, "fixed": {k: v for k, v in base.items() if v is not None},
-              "smoke": bool(args.smoke), **outcome}
+    result = {**header, **outcome}
     write_results(result, args.output, seeds=[args.seed])
     return result
 

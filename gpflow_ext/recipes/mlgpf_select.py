@@ -169,25 +169,55 @@ def select(
     recipe: str = "label-gps", method: str = "s-linear", dataset: str = "bibtex",
     base: Optional[Dict[str, Any]] = None, metric: str = "P@1", margin: float = 0.0,
     run: Callable[..., Dict[str, Any]] = run_mlgpf, log: Optional[Callable[[str], None]] = None,
+    previous: Optional[Dict[str, Any]] = None, progress: Optional[Callable[[Dict[str, Any]], None]] = None,
 ) -> Dict[str, Any]:
     """Score each candidate (overrides of ``recipe``'s config) on each split of the training file ``(X, Y)``
     (CSR): fit on the split's fit rows, P@1/3/5 on its held-out rows (evaluated once, after the last epoch).
-    Returns ``{"candidates": [{"name", "overrides", "config", "splits": [{"split", "n_fit", "n_held_out",
-    "P@1", "P@3", "P@5", "seconds"}], "P@1 mean", "P@1 sd", ...}], "selection": choose(...)}``."""
-    rows = []
+    The work goes split by split (every candidate on split 0, then split 1, ...), so a run stopped early holds
+    a like-for-like comparison on its first splits.
+
+    :param previous: an earlier (possibly partial) return value of this function on the same rows and splits:
+        a split of a candidate with the same config and split sizes is taken from it instead of refitted.
+    :param progress: called with the partial outcome (as returned, ``complete`` False) after each fit.
+    :returns: ``{"candidates": [{"name", "overrides", "config", "splits": [{"split", "n_fit", "n_held_out",
+        "P@1", "P@3", "P@5", "seconds"}], "P@1 mean", "P@1 sd", ...}], "complete", "selection": choose(...)}``
+        (``selection`` is None until every candidate has every split).
+    """
+    configs = []
     for overrides in candidates:
         config = candidate_config(recipe, method, dataset, overrides, base)
-        config = dataclasses.replace(config, eval_every=config.epochs)  # score the held-out rows once, at the end
-        scores = []
-        for index, (fit_rows, held_rows) in enumerate(splits):
-            start = time.perf_counter()
-            result = run(config, (X[fit_rows], Y[fit_rows]), (X[held_rows], Y[held_rows]), progress=False)
-            score = {"split": index, "n_fit": int(len(fit_rows)), "n_held_out": int(len(held_rows)),
-                     **{m: float(result[m]) for m in METRICS}, "seconds": time.perf_counter() - start}
-            scores.append(score)
+        configs.append(dataclasses.replace(config, eval_every=config.epochs))  # score held-out rows once, at the end
+    rows = [{"name": candidate_name(o), "overrides": dict(o), "config": c.as_dict(), "splits": []}
+            for o, c in zip(candidates, configs)]
+    reuse = {}
+    for row in (previous or {}).get("candidates", []):
+        for score in row.get("splits", []):
+            reuse[(row["name"], _key(row["config"]), score["split"], score["n_fit"], score["n_held_out"])] = score
+
+    def outcome(complete: bool) -> Dict[str, Any]:
+        table = [{**row, **(summarise(row["splits"]) if row["splits"] else {})} for row in rows]
+        return {"candidates": table, "complete": complete,
+                "selection": choose(table, metric, margin) if complete else None}
+
+    for index, (fit_rows, held_rows) in enumerate(splits):
+        for row, config in zip(rows, configs):
+            key = (row["name"], _key(row["config"]), index, int(len(fit_rows)), int(len(held_rows)))
+            score = reuse.get(key)
+            if score is None:
+                start = time.perf_counter()
+                result = run(config, (X[fit_rows], Y[fit_rows]), (X[held_rows], Y[held_rows]), progress=False)
+                score = {"split": index, "n_fit": int(len(fit_rows)), "n_held_out": int(len(held_rows)),
+                         **{m: float(result[m]) for m in METRICS}, "seconds": time.perf_counter() - start}
+            row["splits"].append(dict(score))
             if log is not None:
-                log(f"{candidate_name(overrides)} split {index}: " +
-                    " ".join(f"{m} {score[m]:.2f}" for m in METRICS) + f" ({score['seconds']:.0f} s)")
-        rows.append({"name": candidate_name(overrides), "overrides": dict(overrides), "config": config.as_dict(),
-                     "splits": scores, **summarise(scores)})
-    return {"candidates": rows, "selection": choose(rows, metric, margin)}
+                log(f"{row['name']} split {index}: " + " ".join(f"{m} {score[m]:.2f}" for m in METRICS)
+                    + (" (reused)" if key in reuse else f" ({score['seconds']:.0f} s)"))
+            if progress is not None:
+                progress(outcome(False))
+    return outcome(True)
+
+
+def _key(config: Dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(config, sort_keys=True)
