@@ -1,0 +1,108 @@
+"""Generated parts of docs/mlgpf/selection.md: the cross-validation of the label-gps prior variance on Bibtex's
+training file and the paired comparison of the recipe with its peers on Bibtex's test split (see
+experiments.report)."""
+from typing import Any, Dict, List
+
+from experiments.report import fmt, generator, load, markdown_table
+
+STORE = "docs/mlgpf/results/selection"
+CV = f"{STORE}/bibtex-label-gps-prior-variance-5fold.json"
+PAIRED = f"{STORE}/bibtex-best-vs-peers-paired.json"
+#: the σ² = 16 test run made before the cross-validation (the mlgpf results store)
+VARIANCE16_TEST = "docs/mlgpf/results/bibtex-label-gps-variance16.json"
+PEER_NAMES = {"omikuji": "omikuji (Parabel)", "napkinxc": "napkinXC PLT", "napkinxc-ovr": "napkinXC OVR"}
+
+
+def _value(candidate: Dict[str, Any]) -> str:
+    overrides = candidate["overrides"]
+    return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in overrides.values()) or candidate["name"]
+
+
+def _chosen(cv: Dict[str, Any]) -> str:
+    return (cv.get("selection") or {}).get("chosen", "")
+
+
+@generator("mlgpf-selection-cv")
+def cv_table() -> str:
+    cv = load(CV)
+    folds = cv["scheme"].get("folds", 1)
+    header = ["σ² (`kernel_variance`)", *[f"P@1 fold {i}" for i in range(folds)], "P@1 mean", "P@1 sd",
+              "P@3 mean", "P@5 mean"]
+    rows = []
+    for c in cv["candidates"]:
+        per_fold = {s["split"]: s["P@1"] for s in c["splits"]}
+        mark = (lambda text: f"**{text}**") if c["name"] == _chosen(cv) else (lambda text: text)
+        rows.append([mark(_value(c)), *[fmt(per_fold.get(i)) for i in range(folds)],
+                     mark(fmt(c.get("P@1 mean"))), fmt(c.get("P@1 sd")), fmt(c.get("P@3 mean")),
+                     fmt(c.get("P@5 mean"))])
+    return markdown_table(header, rows)
+
+
+@generator("mlgpf-selection-cv-choice")
+def cv_choice() -> str:
+    cv = load(CV)
+    done = sum(len(c["splits"]) for c in cv["candidates"])
+    total = len(cv["candidates"]) * cv["scheme"].get("folds", 1)
+    if not cv.get("complete"):
+        return (f"The run is not complete: {done} of {total} fits are in the file, so it makes no choice yet "
+                f"(the same command with `--resume` fits the rest).")
+    s = cv["selection"]
+    chosen = next(c for c in cv["candidates"] if c["name"] == s["chosen"])
+    ties = ", ".join(_value(c) for c in cv["candidates"] if c["name"] in s["ties"])
+    return (f"Rule (stored in the file): {s['rule']}. Chosen: σ² = {_value(chosen)} (mean P@1 "
+            f"{fmt(s['chosen_mean'])}, {fmt(s['gap_to_runner_up'])} above the next candidate; "
+            f"within the margin of {s['margin']:g}: {ties}).")
+
+
+@generator("mlgpf-selection-history-test16")
+def history_test16() -> str:
+    return fmt(load(VARIANCE16_TEST)["P@1"])
+
+
+@generator("mlgpf-selection-history-margin")
+def history_margin() -> str:
+    cv = load(CV)
+    means = {_value(c): c.get("P@1 mean") for c in cv["candidates"]}
+    if not cv.get("complete") or means.get("12") is None or means.get("16") is None:
+        return "not yet known: the cross-validation file is incomplete"
+    return f"{fmt(means['12'] - means['16'])} points of mean P@1 (σ² = 12: {fmt(means['12'])}; 16: {fmt(means['16'])})"
+
+
+def _peer(name: str) -> str:
+    return PEER_NAMES.get(name, name)
+
+
+def _range(summary: Dict[str, float]) -> str:
+    return f"{fmt(summary['median'])} ({fmt(summary['min'])} to {fmt(summary['max'])})"
+
+
+@generator("mlgpf-selection-runs")
+def runs_table() -> str:
+    paired = load(PAIRED)
+    rows = []
+    for name, method in paired["methods"].items():
+        label = name.replace("recipe ", "`--recipe ") + "`" if name.startswith("recipe ") else _peer(name)
+        rows.append([label, len(method["runs"]), *[_range(method["summary"][f"P@{k}"]) for k in paired["ks"]]])
+    return markdown_table(["method", "runs", *[f"P@{k}: median (min to max)" for k in paired["ks"]]], rows)
+
+
+def _verdict(p: Dict[str, Any]) -> str:
+    if p["interval_covers_zero"]:
+        return "no difference"
+    return "above" if p["mean_difference"] > 0 else "below"
+
+
+@generator("mlgpf-selection-paired")
+def paired_table() -> str:
+    paired = load(PAIRED)
+    rows: List[List[Any]] = []
+    for c in paired["comparisons"]:
+        for k in paired["ks"]:
+            p = c[f"P@{k}"]
+            rows.append([_peer(c["b"]), f"P@{k}", f"{p['runs_a']} × {p['runs_b']}",
+                         f"{p['mean_difference']:+.2f}", f"{p['interval'][0]:+.2f} to {p['interval'][1]:+.2f}",
+                         f"{p['wins']} / {p['ties']} / {p['losses']}", _verdict(p)])
+    level = paired["bootstrap"]["level"]
+    return markdown_table(["peer", "score", "pairs of runs", "recipe − peer (mean paired difference)",
+                           f"{level:.0%} bootstrap interval (test rows)", "wins / ties / losses",
+                           "recipe is"], rows)
