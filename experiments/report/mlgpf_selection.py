@@ -10,6 +10,8 @@ CV = f"{STORE}/bibtex-label-gps-prior-variance-5fold.json"
 PAIRED = f"{STORE}/bibtex-best-vs-peers-paired.json"
 #: the σ² = 16 test run made before the cross-validation (the mlgpf results store)
 VARIANCE16_TEST = "docs/mlgpf/results/bibtex-label-gps-variance16.json"
+#: the earlier 5-fold run of σ² (same folds: KFold(5, shuffle=True, random_state=0)) that re-chose 12
+EARLIER_CV = "docs/mlgpf/results/validation-label-gps-5fold.jsonl"
 PEER_NAMES = {"omikuji": "omikuji (Parabel)", "napkinxc": "napkinXC PLT", "napkinxc-ovr": "napkinXC OVR"}
 
 
@@ -26,14 +28,15 @@ def _chosen(cv: Dict[str, Any]) -> str:
 def cv_table() -> str:
     cv = load(CV)
     folds = cv["scheme"].get("folds", 1)
-    header = ["σ² (`kernel_variance`)", *[f"P@1 fold {i}" for i in range(folds)], "P@1 mean", "P@1 sd",
-              "P@3 mean", "P@5 mean"]
+    header = ["σ² (`kernel_variance`)", *[f"P@1 fold {i}" for i in range(folds)], "folds done", "P@1 mean",
+              "P@1 sd", "P@3 mean", "P@5 mean"]
     rows = []
     for c in cv["candidates"]:
         per_fold = {s["split"]: s["P@1"] for s in c["splits"]}
         mark = (lambda text: f"**{text}**") if c["name"] == _chosen(cv) else (lambda text: text)
-        rows.append([mark(_value(c)), *[fmt(per_fold.get(i)) for i in range(folds)],
-                     mark(fmt(c.get("P@1 mean"))), fmt(c.get("P@1 sd")), fmt(c.get("P@3 mean")),
+        sd = c.get("P@1 sd") if len(per_fold) > 1 else None
+        rows.append([mark(_value(c)), *[fmt(per_fold.get(i)) for i in range(folds)], len(per_fold),
+                     mark(fmt(c.get("P@1 mean"))), fmt(sd), fmt(c.get("P@3 mean")),
                      fmt(c.get("P@5 mean"))])
     return markdown_table(header, rows)
 
@@ -59,13 +62,29 @@ def history_test16() -> str:
     return fmt(load(VARIANCE16_TEST)["P@1"])
 
 
+def _earlier_cv_means() -> Dict[float, float]:
+    """Mean P@1 per σ² of the earlier 5-fold run (one record per fold and σ²; a list, or ``{"rows": [...]}``)."""
+    try:
+        records = load(EARLIER_CV)
+    except FileNotFoundError:
+        records = load(EARLIER_CV.replace(".jsonl", ".json"))
+    records = records["rows"] if isinstance(records, dict) else records
+    by_value: Dict[float, List[float]] = {}
+    for r in records:
+        by_value.setdefault(float(r["kernel_variance"]), []).append(r["P@1"])
+    return {v: sum(p) / len(p) for v, p in by_value.items()}
+
+
 @generator("mlgpf-selection-history-margin")
 def history_margin() -> str:
-    cv = load(CV)
-    means = {_value(c): c.get("P@1 mean") for c in cv["candidates"]}
-    if not cv.get("complete") or means.get("12") is None or means.get("16") is None:
-        return "not yet known: the cross-validation file is incomplete"
-    return f"{fmt(means['12'] - means['16'])} points of mean P@1 (σ² = 12: {fmt(means['12'])}; 16: {fmt(means['16'])})"
+    means = _earlier_cv_means()
+    return (f"{fmt(means[12.0] - means[16.0])} points of mean P@1 over the 5 folds "
+            f"(σ² = 12: {fmt(means[12.0])}; 16: {fmt(means[16.0])})")
+
+
+@generator("mlgpf-selection-history-candidates")
+def history_candidates() -> str:
+    return ", ".join(f"{v:g}" for v in sorted(_earlier_cv_means()))
 
 
 def _peer(name: str) -> str:
