@@ -125,3 +125,24 @@ def paired_table() -> str:
     return markdown_table(["peer", "score", "pairs of runs", "recipe − peer (mean paired difference)",
                            f"{level:.0%} bootstrap interval (test rows)", "wins / ties / losses",
                            "recipe is"], rows)
+
+
+@generator("mlgpf-selection-reproduces")
+def reproduces() -> str:
+    """How many (σ², fold) P@1 values of the earlier run the command gives again (same folds)."""
+    records = None
+    try:
+        records = load(EARLIER_CV)
+    except FileNotFoundError:
+        records = load(EARLIER_CV.replace(".jsonl", ".json"))
+    records = records["rows"] if isinstance(records, dict) else records
+    earlier = {(float(r["kernel_variance"]), r["fold"]): r["P@1"] for r in records}
+    cv = load(CV)
+    shared = same = 0
+    for c in cv["candidates"]:
+        for s in c["splits"]:
+            key = (float(c["overrides"]["kernel_variance"]), s["split"])
+            if key in earlier:
+                shared += 1
+                same += abs(earlier[key] - s["P@1"]) < 1e-9
+    return f"{same} of the {shared} (σ², fold) P@1 values the two runs share are identical"
