@@ -146,3 +146,26 @@ def reproduces() -> str:
                 shared += 1
                 same += abs(earlier[key] - s["P@1"]) < 1e-9
     return f"{same} of the {shared} (σ², fold) P@1 values the two runs share are identical"
+
+
+ABLATION = f"{STORE}/bibtex-label-gps-ablation-validation.json"
+ABLATION_NAMES = {
+    "recipe defaults": "`label-gps` as it is (σ² = 12 fixed, one GP per label, Z = X̃)",
+    "kernel_variance=None": "σ² trained with the bound instead of fixed",
+    "independent_labels=False": "a trained shared Φ with P = 30 latent GPs instead of one GP per label",
+    "recipe=tfidf": "`tfidf`: the paper's s-LINEAR (P = 30, M = 200 trained A) on the same TF-IDF rows",
+}
+
+
+@generator("mlgpf-selection-ablation")
+def ablation_table() -> str:
+    result = load(ABLATION)
+    rows = []
+    for c in result["candidates"]:
+        split = c["splits"][0] if c["splits"] else {}
+        mark = (lambda text: f"**{text}**") if c["name"] == _chosen(result) else (lambda text: text)
+        flag = f"`{c['name']}`" if c["overrides"] else '`""`'
+        rows.append([mark(ABLATION_NAMES.get(c["name"], c["name"])), flag,
+                     *[mark(fmt(split.get(f"P@{k}"))) if k == 1 else fmt(split.get(f"P@{k}")) for k in (1, 3, 5)]])
+    held = result["candidates"][0]["splits"][0]["n_held_out"] if result["candidates"][0]["splits"] else "-"
+    return markdown_table(["variant", "`--candidate`", f"P@1 ({held} held-out rows)", "P@3", "P@5"], rows)
