@@ -71,12 +71,21 @@ def test_select_trains_only_on_training_rows_and_tabulates_each_split():
         seen.append((train[0].shape[0], held_out[0].shape[0], config.kernel_variance, config.eval_every))
         return {"P@1": config.kernel_variance + held_out[0].shape[0], "P@3": 0.0, "P@5": 0.0}
 
+    partial = []
     out = select(X, Y, parse_grid(["kernel_variance=1,3"]), kfold_splits(40, 4, seed=0), recipe="label-gps",
-                 base={"epochs": 5}, run=fake_run)
-    assert seen == [(30, 10, 1.0, 5)] * 4 + [(30, 10, 3.0, 5)] * 4  # scored once, after the last epoch
+                 base={"epochs": 5}, run=fake_run, progress=partial.append)
+    assert seen == [(30, 10, 1.0, 5), (30, 10, 3.0, 5)] * 4  # split by split; scored once, after the last epoch
     first, second = out["candidates"]
     assert [s["P@1"] for s in first["splits"]] == [11.0] * 4 and first["P@1 sd"] == 0.0
-    assert second["P@1 mean"] == 13.0 and out["selection"]["chosen"] == "kernel_variance=3"
+    assert second["P@1 mean"] == 13.0 and out["complete"] and out["selection"]["chosen"] == "kernel_variance=3"
+    assert len(partial) == 8 and not partial[0]["complete"] and partial[0]["selection"] is None
+    # a stopped run resumes: the fits in the partial outcome are reused, only the rest are refitted
+    seen.clear()
+    resumed = select(X, Y, parse_grid(["kernel_variance=1,3,5"]), kfold_splits(40, 4, seed=0), recipe="label-gps",
+                     base={"epochs": 5}, run=fake_run, previous=partial[2])
+    assert seen == [(30, 10, v, 5) for v in (5.0, 3.0, 5.0)] + [(30, 10, v, 5) for v in (1.0, 3.0, 5.0)] * 2
+    assert resumed["candidates"][0]["splits"][0] == partial[2]["candidates"][0]["splits"][0]
+    assert resumed["selection"]["chosen"] == "kernel_variance=5"
 
 
 def test_select_on_a_small_problem_beats_label_frequency():

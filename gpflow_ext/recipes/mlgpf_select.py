@@ -195,7 +195,9 @@ def select(
             reuse[(row["name"], _key(row["config"]), score["split"], score["n_fit"], score["n_held_out"])] = score
 
     def outcome(complete: bool) -> Dict[str, Any]:
-        table = [{**row, **(summarise(row["splits"]) if row["splits"] else {})} for row in rows]
+        # a snapshot: later fits do not change an outcome already handed out
+        table = [{**row, "splits": [dict(x) for x in row["splits"]],
+                  **(summarise(row["splits"]) if row["splits"] else {})} for row in rows]
         return {"candidates": table, "complete": complete,
                 "selection": choose(table, metric, margin) if complete else None}
 
