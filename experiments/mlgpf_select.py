@@ -35,7 +35,8 @@ def main(argv=None) -> Dict[str, Any]:
                          smoke=f"the first {SMOKE['max_rows']} training rows, 2 epochs, rank 30")
     parser.add_argument("--dataset", default="bibtex", help="a multi-label dataset under --data-dir (as in mlgpf_xmc)")
     parser.add_argument("--method", default="s-linear", choices=METHODS)
-    parser.add_argument("--recipe", default="label-gps", choices=sorted(RECIPES), help="the recipe the candidates modify")
+    parser.add_argument("--recipe", default="label-gps", choices=sorted(RECIPES),
+                        help="the recipe the candidates modify")
     split = parser.add_mutually_exclusive_group()
     split.add_argument("--folds", type=int, default=5, help="K of the K-fold cross-validation")
     split.add_argument("--validation-fraction", type=float, default=None,

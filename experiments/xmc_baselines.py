@@ -106,7 +106,8 @@ def main(argv=None) -> Dict[str, Any]:
                         help="a multi-label dataset under --data-dir in a Mulan or XMC layout (as in mlgpf_xmc)")
     parser.add_argument("--methods", nargs="+", default=["napkinxc", "omikuji", "ovr"],
                         choices=[*PEER_METHODS, "ovr"],
-                        help="peers to run (napkinxc: PLT, napkinxc-ovr: napkinXC's OVR, ovr: scikit-learn one-vs-rest)")
+                        help="peers to run (napkinxc: PLT, napkinxc-ovr: napkinXC's OVR, "
+                             "ovr: scikit-learn one-vs-rest)")
     parser.add_argument("--threads", type=int, default=2, help="threads of each peer")
     parser.add_argument("--C", type=float, default=10.0, help="inverse L2 strength of the one-vs-rest model")
     parser.add_argument("--repeats", type=int, default=1,
@@ -121,7 +122,8 @@ def main(argv=None) -> Dict[str, Any]:
     if args.repeats < 1:
         parser.error(f"--repeats must be a positive integer, got {args.repeats}")
     try:
-        (X_train, Y_train), (X_test, Y_test) = load_xmc(args.dataset, args.data_dir, args.max_rows or (SMOKE_ROWS if args.smoke else None))
+        rows_kept = args.max_rows or (SMOKE_ROWS if args.smoke else None)
+        (X_train, Y_train), (X_test, Y_test) = load_xmc(args.dataset, args.data_dir, rows_kept)
     except FileNotFoundError as error:
         parser.error(f"--dataset {args.dataset!r}: {error}")
     rows = []
@@ -145,8 +147,8 @@ def main(argv=None) -> Dict[str, Any]:
         table_rows.append({"method": f"paper {name} (Table 3)", **values})
     print_table(table_rows, ["method", "P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "fit_seconds"],
                 title=f"{args.dataset}: peers on the same split (P@k, nDCG@k in %)")
-    result = {"dataset": args.dataset, "n_train": X_train.shape[0], "n_test": X_test.shape[0], "smoke": bool(args.smoke),
-              "max_rows": args.max_rows, "results": rows}
+    result = {"dataset": args.dataset, "n_train": X_train.shape[0], "n_test": X_test.shape[0],
+              "smoke": bool(args.smoke), "max_rows": args.max_rows, "results": rows}
     if summary:
         result["summary"] = summary
     write_results(result, args.output)

@@ -51,7 +51,10 @@ def load_training_file(dataset: str, data_dir: Optional[Union[str, Path]] = None
     from ..data.loaders import _find_case_insensitive
     from ..data.xmc import read_mulan_arff, read_xmc_text
 
-    roots = [Path(data_dir).expanduser()] if data_dir is not None else ([config.data_dir()] if config.data_dir() else [])
+    if data_dir is not None:
+        roots = [Path(data_dir).expanduser()]
+    else:
+        roots = [config.data_dir()] if config.data_dir() else []
     rows = slice(max_rows or None)
     for name in DATASET_FILE_NAMES.get(dataset, (dataset,)):
         for folder in (folder for root in roots for folder in (root / name, root)):
