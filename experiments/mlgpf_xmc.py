@@ -9,7 +9,8 @@
 files); see ``gpflow_ext.recipes.mlgpf.load_xmc``. ``--recipe`` picks the settings
 (``gpflow_ext.recipes.mlgpf.RECIPES``; ``paper``: the paper's per dataset and method, Section 4:
 P, M, R, batch size, epochs); explicit flags override them. Prints P@1/3/5 beside the paper's numbers
-and writes results JSON (P@k, nDCG@k, seconds per epoch, final bound); TensorBoard gets the bound per
+and writes results JSON (P@k, nDCG@k, seconds per epoch, final bound; with ``--save-rows`` the top 5 label
+ids of every test row, for ``experiments.xmc_paired``); TensorBoard gets the bound per
 step (Figure 1) and P@k per evaluation (``metrics/P@k``).
 """
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
@@ -69,6 +70,9 @@ def main(argv=None) -> Dict[str, Any]:
     parser.add_argument("--rank", type=int, default=None, help="R (default: the recipe's)")
     parser.add_argument("--batch-size", type=int, default=None, help="|X_b| (default: the recipe's)")
     parser.add_argument("--eval-every", type=int, default=None, help="test P@k every this many epochs (default 1)")
+    parser.add_argument("--save-rows", action="store_true",
+                        help="store the top 5 label ids of every test row in the results JSON (key 'top', rows "
+                             "joined by ';'), for paired comparisons (experiments.xmc_paired)")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
@@ -83,7 +87,8 @@ def main(argv=None) -> Dict[str, Any]:
         train, test = load_xmc(args.dataset, args.data_dir, SMOKE["max_rows"] if args.smoke else None)
     except FileNotFoundError as error:
         parser.error(f"--dataset {args.dataset!r}: {error}")
-    result = run_mlgpf(config, train, test, logdir=args.logdir, progress=not args.no_progress)
+    result = run_mlgpf(config, train, test, logdir=args.logdir, progress=not args.no_progress,
+                       save_rows=args.save_rows)
     result = {"dataset": args.dataset, "recipe": args.recipe, **result, "paper": paper_row(args.dataset, config.method)}
     print_comparison([result])
     write_results(result, args.output)

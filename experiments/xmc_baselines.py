@@ -1,12 +1,13 @@
-"""Peers on the same split as MLGPF: napkinXC (PLT), omikuji (Parabel) and one-vs-rest logistic regression.
+"""Peers on the same split as MLGPF: napkinXC (PLT, OVR), omikuji (Parabel) and one-vs-rest logistic regression.
 
     python -m experiments.xmc_baselines --data-dir DIR --dataset bibtex [--output baselines.json]
 
 Run it with the project's interpreter (the one with gpflow_ext). The data are read with
 ``gpflow_ext.data`` (same loader and split as ``mlgpf_xmc.py``) and written once in the Extreme
 Classification Repository text format to a temporary folder; napkinXC and omikuji then run in a
-subprocess under the *peers* interpreter (numpy 2; ``$GPFLOW_EXT_PEERS_PYTHON``; create one with ``python -m venv peers && peers/bin/pip install -r
-benchmarks/requirements-peers.txt``), which runs ``experiments/xmc_peer_worker.py``. The
+subprocess under the *peers* interpreter (numpy 2), found only through ``$GPFLOW_EXT_PEERS_PYTHON`` (create
+one with ``python -m venv peers && peers/bin/pip install -r benchmarks/requirements-peers-xmc.txt``), which runs
+``experiments/xmc_peer_worker.py`` (``napkinxc``: PLT, ``napkinxc-ovr``: OVR, ``omikuji``: Parabel). The
 scikit-learn one-vs-rest logistic regression
 (``gpflow_ext.recipes.xmc_baselines``) runs in this process. Every method is scored by
 ``gpflow_ext.metrics`` (P@1/3/5, nDCG@1/3/5) and printed beside the paper's MLGPF numbers
@@ -14,7 +15,8 @@ scikit-learn one-vs-rest logistic regression
 
 omikuji's tree building is not seeded, so its scores vary from run to run (about one point of P@1 on
 Bibtex); ``--repeats N`` runs each peer N times (seeds ``seed`` … ``seed + N - 1``) and adds a summary row per
-peer with the median, minimum and maximum of each score.
+peer with the median, minimum and maximum of each score. ``--save-rows`` keeps each run's top 5 label ids per
+test row in the results JSON (key ``top``), for paired comparisons (``experiments.xmc_paired``).
 """
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
@@ -34,22 +36,17 @@ from gpflow_ext.metrics import ranking_metrics
 from gpflow_ext.recipes.mlgpf import load_xmc
 from gpflow_ext.recipes.xmc_baselines import one_vs_rest_logistic, summarise_runs
 
-PEER_METHODS = ("napkinxc", "omikuji")
+PEER_METHODS = ("napkinxc", "napkinxc-ovr", "omikuji")
 #: ``--smoke``: rows kept per split
 SMOKE_ROWS = 500
 
 
-def peers_python() -> Optional[str]:
-    """The peers interpreter, or None (with instructions printed) when there is none."""
-    path = configured_peers_python()
-    if path is None or not Path(path).exists():
-        print(
-            "no peers interpreter (set $GPFLOW_EXT_PEERS_PYTHON); create one with\n"
-            "  python -m venv peers && peers/bin/pip install -r benchmarks/requirements-peers.txt\n"
-            "napkinXC and omikuji are skipped."
-        )
-        return None
-    return path
+def peers_python() -> str:
+    """The peers interpreter named by ``$GPFLOW_EXT_PEERS_PYTHON``.
+
+    :raises RuntimeError: the variable is unset or does not name an existing file (the message says how to
+        make one)."""
+    return configured_peers_python(required=True)
 
 
 def scores_from_top(top: np.ndarray, Y_test: sp.csr_matrix, ks=(1, 3, 5)) -> Dict[str, float]:
@@ -58,14 +55,14 @@ def scores_from_top(top: np.ndarray, Y_test: sp.csr_matrix, ks=(1, 3, 5)) -> Dic
 
 
 def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: int = 2, seed: int = 0,
-              repeats: int = 1) -> List[Dict[str, Any]]:
+              repeats: int = 1, save_rows: bool = False) -> List[Dict[str, Any]]:
     """Each peer in ``methods`` trained ``repeats`` times (seeds ``seed + r``) and scored on the test split;
-    one row per run (``run``: r), in run order. The data are written once."""
+    one row per run (``run``: r), in run order (``top``: the encoded top 5 per test row with ``save_rows``).
+    The data are written once."""
     from gpflow_ext.data import write_xmc_text
+    from gpflow_ext.recipes.xmc_baselines import encode_rows
 
     python = peers_python()
-    if python is None:
-        return []
     worker = Path(__file__).resolve().parent / "xmc_peer_worker.py"
     results = []
     with tempfile.TemporaryDirectory(prefix="xmc_peers_") as folder:
@@ -84,10 +81,13 @@ def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: i
                 raise RuntimeError(f"peer worker failed (exit {completed.returncode}):\n{tail}")
             for name in methods:
                 out = np.load(os.path.join(folder, f"{name}.npz"))
-                results.append({
+                row = {
                     "method": name, "run": run, "seed": seed + run, "fit_seconds": float(out["fit_seconds"]),
                     "predict_seconds": float(out["predict_seconds"]), **scores_from_top(out["top"], Y_test),
-                })
+                }
+                if save_rows:
+                    row["top"] = encode_rows(out["top"].astype(np.int64))  # -1: no prediction
+                results.append(row)
     return results
 
 
@@ -97,29 +97,41 @@ def main(argv=None) -> Dict[str, Any]:
     parser.add_argument("--dataset", default="bibtex",
                         help="a multi-label dataset under --data-dir in a Mulan or XMC layout (as in mlgpf_xmc)")
     parser.add_argument("--methods", nargs="+", default=["napkinxc", "omikuji", "ovr"],
-                        choices=["napkinxc", "omikuji", "ovr"], help="peers to run (ovr: scikit-learn one-vs-rest)")
+                        choices=[*PEER_METHODS, "ovr"],
+                        help="peers to run (napkinxc: PLT, napkinxc-ovr: napkinXC's OVR, "
+                             "ovr: scikit-learn one-vs-rest)")
     parser.add_argument("--threads", type=int, default=2, help="threads of each peer")
     parser.add_argument("--C", type=float, default=10.0, help="inverse L2 strength of the one-vs-rest model")
     parser.add_argument("--repeats", type=int, default=1,
                         help="runs of each napkinXC / omikuji peer (seeds seed, seed+1, ...), summarised by the median")
+    parser.add_argument("--max-rows", type=int, default=None,
+                        help=f"only the first rows of each split (--smoke: {SMOKE_ROWS})")
+    parser.add_argument("--save-rows", action="store_true",
+                        help="store each run's top 5 label ids per test row (key 'top') for experiments.xmc_paired")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
     if args.repeats < 1:
         parser.error(f"--repeats must be a positive integer, got {args.repeats}")
     try:
-        (X_train, Y_train), (X_test, Y_test) = load_xmc(args.dataset, args.data_dir, SMOKE_ROWS if args.smoke else None)
+        rows_kept = args.max_rows or (SMOKE_ROWS if args.smoke else None)
+        (X_train, Y_train), (X_test, Y_test) = load_xmc(args.dataset, args.data_dir, rows_kept)
     except FileNotFoundError as error:
         parser.error(f"--dataset {args.dataset!r}: {error}")
     rows = []
     peers = [m for m in args.methods if m in PEER_METHODS]
     if peers:
-        rows += run_peers(X_train, Y_train, X_test, Y_test, peers, args.threads, args.seed, args.repeats)
+        try:
+            rows += run_peers(X_train, Y_train, X_test, Y_test, peers, args.threads, args.seed, args.repeats,
+                              save_rows=args.save_rows)
+        except RuntimeError as error:
+            parser.exit(2, f"{parser.prog}: error: {error}\n")
     if "ovr" in args.methods:
-        rows.append(one_vs_rest_logistic((X_train, Y_train), (X_test, Y_test), C=args.C, seed=args.seed))
+        rows.append(one_vs_rest_logistic((X_train, Y_train), (X_test, Y_test), C=args.C, seed=args.seed,
+                                         save_rows=args.save_rows))
     paper = PAPER["table2"].get(args.dataset, {}).get("s-linear")
     summary = summarise_runs(rows)
-    table_rows = [dict(r) for r in rows] + summary
+    table_rows = [{k: v for k, v in r.items() if k != "top"} for r in rows] + summary
     if paper:
         table_rows.append({"method": "paper MLGPF s-LINEAR (Table 2)", "P@1": paper["P@1"], "P@3": paper["P@3"],
                            "P@5": paper["P@5"]})
@@ -127,7 +139,8 @@ def main(argv=None) -> Dict[str, Any]:
         table_rows.append({"method": f"paper {name} (Table 3)", **values})
     print_table(table_rows, ["method", "P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "fit_seconds"],
                 title=f"{args.dataset}: peers on the same split (P@k, nDCG@k in %)")
-    result = {"dataset": args.dataset, "n_train": X_train.shape[0], "n_test": X_test.shape[0], "results": rows}
+    result = {"dataset": args.dataset, "n_train": X_train.shape[0], "n_test": X_test.shape[0],
+              "smoke": bool(args.smoke), "max_rows": args.max_rows, "results": rows}
     if summary:
         result["summary"] = summary
     write_results(result, args.output)

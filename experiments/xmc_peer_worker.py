@@ -1,4 +1,4 @@
-"""Peer worker for ``xmc_baselines.py``: trains napkinXC (PLT) and omikuji (Parabel) and ranks labels.
+"""Peer worker for ``xmc_baselines.py``: trains napkinXC (PLT, OVR) and omikuji (Parabel) and ranks labels.
 
 Runs under the *peers* interpreter (numpy 2, napkinxc, omikuji; see benchmarks/requirements-peers.txt),
 so it imports nothing from gpflow_ext. Input: a folder with ``train.txt`` / ``test.txt`` in the
@@ -6,7 +6,10 @@ Extreme Classification Repository text format (header ``N D K``; rows ``l1,l2 f:
 Output: ``<method>.npz`` with ``top`` [N_test, top_k] int label ids (best first, -1 = none),
 ``fit_seconds`` and ``predict_seconds``.
 
-    PEERS_PYTHON experiments/xmc_peer_worker.py FOLDER --methods napkinxc omikuji --top-k 5 --threads 2
+    PEERS_PYTHON experiments/xmc_peer_worker.py FOLDER --methods napkinxc napkinxc-ovr omikuji --top-k 5 --threads 2
+
+``napkinxc`` is napkinXC's probabilistic label tree (``PLT``), ``napkinxc-ovr`` its one-vs-rest model (``OVR``),
+both with their default settings; ``omikuji`` is Parabel (omikuji's default hyper-parameters).
 """
 import argparse
 import os
@@ -54,12 +57,13 @@ def pad(rankings, top_k):
     return out
 
 
-def run_napkinxc(folder, top_k, threads, seed):
-    from napkinxc.models import PLT
+def run_napkinxc(folder, top_k, threads, seed, model_class="PLT"):
+    from napkinxc import models
 
     x_train, y_train, num_features, _ = read_xmc(os.path.join(folder, "train.txt"))
     x_test, _, _, _ = read_xmc(os.path.join(folder, "test.txt"))
-    model = PLT(os.path.join(folder, "napkinxc-model"), threads=threads, seed=seed)
+    model = getattr(models, model_class)(os.path.join(folder, f"napkinxc-{model_class}-model"), threads=threads,
+                                         seed=seed)
     start = time.perf_counter()
     model.fit(to_csr(x_train, num_features), y_train)
     fit_seconds = time.perf_counter() - start
@@ -85,7 +89,11 @@ def run_omikuji(folder, top_k, threads, seed):
     return pad(ranked, top_k), fit_seconds, predict_seconds
 
 
-RUNNERS = {"napkinxc": run_napkinxc, "omikuji": run_omikuji}
+def run_napkinxc_ovr(folder, top_k, threads, seed):
+    return run_napkinxc(folder, top_k, threads, seed, model_class="OVR")
+
+
+RUNNERS = {"napkinxc": run_napkinxc, "napkinxc-ovr": run_napkinxc_ovr, "omikuji": run_omikuji}
 
 
 def main(argv=None):

@@ -322,11 +322,14 @@ def run_mlgpf(
     *,
     logdir: Optional[Union[str, Path]] = None,
     progress: bool = True,
+    save_rows: bool = False,
 ) -> Dict[str, Any]:
     """Build the config's MLGPF on ``train = (X, Y)``, train it with :func:`gpflow_ext.training.fit`
     (TensorBoard under ``logdir``: the bound per step, test P@k every ``eval_every`` epochs) and score
     ``test``. Returns test P@1/3/5 and nDCG@1/3/5 (%), ``seconds_per_epoch`` (median), ``final_bound``
-    (eq. 20 on the whole training set), the bound and test P@k per epoch, and the config."""
+    (eq. 20 on the whole training set), the bound and test P@k per epoch, and the config. ``save_rows`` adds
+    ``"top"``: the top 5 label ids of every test row (best first) as
+    :func:`gpflow_ext.recipes.xmc_baselines.encode_rows` writes them, for paired comparisons."""
     precision = dataclasses.replace(gpflow.config.config(), float=np.float32 if config.float32 else np.float64)
     (X_train, Y_train), (X_test, Y_test) = train, test
     transform = config.input_transform
@@ -356,6 +359,11 @@ def run_mlgpf(
         )
         scores = model.evaluate(X_test, Y_test)
         bound = full_bound(model, X_train, Y_train, config.batch_size)
+        rows = {}
+        if save_rows:
+            from .xmc_baselines import encode_rows
+
+            rows["top"] = encode_rows(model.predict_top_k(X_test, k=min(5, model.num_labels)))
     return {
         "method": config.method,
         "config": config.as_dict(),
@@ -376,6 +384,7 @@ def run_mlgpf(
         "test_metrics_per_epoch": {k: list(map(float, v)) for k, v in history.metrics.items()},
         "metric_epochs": list(history.metric_epochs),
         **{k: float(v) for k, v in scores.items()},
+        **rows,
     }
 
 

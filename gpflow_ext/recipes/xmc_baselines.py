@@ -3,6 +3,11 @@
 * :func:`one_vs_rest_logistic`: scikit-learn one-vs-rest L2 logistic regression (liblinear), labels ranked
   by decision value, scored by :func:`gpflow_ext.metrics.ranking_metrics` like MLGPF.
 * :func:`summarise_runs`: the median and range of each score over repeated runs of a peer.
+* :func:`encode_rows` / :func:`decode_rows`: a run's top-k label ids per test row as one compact string
+  (``"3,7,1;0,2,9;..."``), the form in which result files keep them.
+* :func:`row_hits`: the number of true labels among each row's top k; :func:`paired_comparison`: two
+  methods' runs compared over the same test rows (each pair of runs: P@k difference, win / tie / loss; all
+  runs: the mean paired difference with a seeded bootstrap interval over test rows).
 
 (Peers that need their own interpreter, napkinXC and omikuji, stay with the experiment scripts.)
 """
@@ -13,14 +18,16 @@ import numpy as np
 
 from ..metrics import ranking_metrics
 
-__all__ = ["one_vs_rest_logistic", "summarise_runs"]
+__all__ = ["one_vs_rest_logistic", "summarise_runs", "encode_rows", "decode_rows", "row_hits",
+           "paired_comparison", "bootstrap_interval"]
 
 
 def one_vs_rest_logistic(train: Tuple[Any, Any], test: Tuple[Any, Any], C: float = 10.0, seed: int = 0,
-                         top_k: int = 5) -> Dict[str, Any]:
+                         top_k: int = 5, save_rows: bool = False) -> Dict[str, Any]:
     """Fit on ``train = (X, Y)`` (CSR), rank the labels of ``test``'s rows; returns the method name,
-    ``fit_seconds``, ``predict_seconds`` and P@k / nDCG@k (%) for k = 1, 3, 5. Labels never seen in
-    training are never predicted (they cannot be fit)."""
+    ``fit_seconds``, ``predict_seconds`` and P@k / nDCG@k (%) for k = 1, 3, 5 (with ``save_rows``, also
+    ``"top"``: :func:`encode_rows` of the top-k label ids per test row). Labels never seen in training are
+    never predicted (they cannot be fit)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.multiclass import OneVsRestClassifier
 
@@ -37,8 +44,12 @@ def one_vs_rest_logistic(train: Tuple[Any, Any], test: Tuple[Any, Any], C: float
         best = np.argsort(-decision, axis=1)[:, :top_k]  # [b, top_k]
         top.append(present[best])
     predict_seconds = time.perf_counter() - start
-    return {"method": f"sklearn-ovr-logreg(C={C:g})", "fit_seconds": fit_seconds,
-            "predict_seconds": predict_seconds, **ranking_metrics(np.concatenate(top), Y_test, (1, 3, 5))}
+    top = np.concatenate(top)
+    out = {"method": f"sklearn-ovr-logreg(C={C:g})", "fit_seconds": fit_seconds,
+           "predict_seconds": predict_seconds, **ranking_metrics(top, Y_test, (1, 3, 5))}
+    if save_rows:
+        out["top"] = encode_rows(top)
+    return out
 
 
 def summarise_runs(rows: List[Dict[str, Any]],
@@ -59,3 +70,83 @@ def summarise_runs(rows: List[Dict[str, Any]],
                 row[f"{key} min"], row[f"{key} max"] = float(values.min()), float(values.max())
         summary.append(row)
     return summary
+
+
+def encode_rows(top: np.ndarray) -> str:
+    """Top-k label ids [N, k] (int; -1 = no prediction) as one string: rows joined by ``;``, ids by ``,``."""
+    top = np.asarray(top)
+    if top.ndim != 2 or not np.issubdtype(top.dtype, np.integer):
+        raise ValueError(f"top must be a 2-D integer array [N, k], got shape {top.shape} dtype {top.dtype}")
+    return ";".join(",".join(map(str, row)) for row in top.tolist())
+
+
+def decode_rows(text: str) -> np.ndarray:
+    """The inverse of :func:`encode_rows`: an int64 array [N, k]."""
+    rows = [[int(v) for v in row.split(",")] for row in text.split(";")] if text else []
+    if len({len(r) for r in rows}) > 1:
+        raise ValueError("rows of different lengths in an encoded top-k string")
+    return np.array(rows, dtype=np.int64).reshape(len(rows), -1)
+
+
+def row_hits(top: np.ndarray, Y: Any, k: int) -> np.ndarray:
+    """How many of each row's first ``k`` label ids ``top`` [N, >= k] are true labels in ``Y`` [N, K] (CSR or
+    dense 0/1); ids < 0 (no prediction) are misses. Returns int [N]; P@k = 100 · mean / k."""
+    import scipy.sparse as sp
+
+    top = np.asarray(top, dtype=np.int64)[:, :k]
+    Y = sp.csr_matrix(Y)
+    if top.shape[0] != Y.shape[0] or top.shape[1] < k:
+        raise ValueError(f"top {top.shape} must have N={Y.shape[0]} rows and at least k={k} columns")
+    hits = np.zeros(top.shape[0], dtype=np.int64)
+    for i in range(top.shape[0]):
+        labels = Y.indices[Y.indptr[i]: Y.indptr[i + 1]]
+        hits[i] = int(np.isin(top[i][top[i] >= 0], labels).sum())
+    return hits
+
+
+def bootstrap_interval(differences: np.ndarray, resamples: int = 2000, seed: int = 0,
+                       level: float = 0.95) -> Tuple[float, float]:
+    """Percentile interval of the mean of ``differences`` [N] (one value per test row) over ``resamples``
+    resamplings of the rows with replacement (``numpy.random.default_rng(seed)``)."""
+    differences = np.asarray(differences, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    for start in range(0, resamples, 200):
+        stop = min(resamples, start + 200)
+        index = rng.integers(0, differences.size, size=(stop - start, differences.size))
+        means[start:stop] = differences[index].mean(axis=1)
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def paired_comparison(hits_a: Sequence[np.ndarray], hits_b: Sequence[np.ndarray], k: int = 1,
+                      resamples: int = 2000, seed: int = 0, level: float = 0.95) -> Dict[str, Any]:
+    """Runs of method A (``hits_a``: one :func:`row_hits` array [N] per run) against runs of method B on the
+    same N test rows, at P@k (points, %).
+
+    Returns ``pairs`` (every run of A against every run of B: ``a``, ``b`` run indices, ``difference`` = P@k(A)
+    − P@k(B), ``outcome`` ``win``/``tie``/``loss`` for A: strictly above, equal, strictly below), the counts
+    ``wins``/``ties``/``losses``, and ``mean_difference``: the mean over rows of (A's mean hit rate over its
+    runs − B's), which equals the mean of the pairs' differences, with a percentile bootstrap ``interval`` over
+    test rows (:func:`bootstrap_interval`); ``interval_covers_zero`` says when it is no difference."""
+    a = np.stack([np.asarray(h, dtype=float) for h in hits_a]) * (100.0 / k)  # [runs_a, N]
+    b = np.stack([np.asarray(h, dtype=float) for h in hits_b]) * (100.0 / k)  # [runs_b, N]
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"the runs cover different test rows: {a.shape[1]} vs {b.shape[1]}")
+    pairs, counts = [], {"win": 0, "tie": 0, "loss": 0}
+    for i, run_a in enumerate(a.mean(axis=1)):
+        for j, run_b in enumerate(b.mean(axis=1)):
+            # compare the rounded means: the same hits in another order must not be a win by rounding error
+            diff = round(float(run_a - run_b), 9)
+            outcome = "win" if diff > 0 else "loss" if diff < 0 else "tie"
+            counts[outcome] += 1
+            pairs.append({"a": i, "b": j, "difference": diff, "outcome": outcome})
+    per_row = a.mean(axis=0) - b.mean(axis=0)  # [N]
+    low, high = bootstrap_interval(per_row, resamples, seed, level)
+    return {
+        "k": k, "runs_a": int(a.shape[0]), "runs_b": int(b.shape[0]), "n_rows": int(a.shape[1]),
+        "mean_difference": float(per_row.mean()), "interval": [low, high], "level": level,
+        "resamples": resamples, "bootstrap_seed": seed, "interval_covers_zero": bool(low <= 0.0 <= high),
+        "wins": counts["win"], "ties": counts["tie"], "losses": counts["loss"], "pairs": pairs,
+    }

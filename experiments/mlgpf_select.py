@@ -1,0 +1,108 @@
+"""MLGPF settings chosen on the training file: K-fold cross-validation or a validation split, never the test split.
+
+    python -m experiments.mlgpf_select --dataset bibtex --recipe label-gps --folds 5 \\
+        --grid prior_variance=8,12,16,20 [--margin 0] [--output cv.json]
+    python -m experiments.mlgpf_select --dataset bibtex --recipe label-gps --validation-fraction 0.2 \\
+        --candidate "" --candidate "kernel_variance=none" --candidate "recipe=tfidf" [--output ablation.json]
+
+Only the training file of ``--dataset`` is read (``gpflow_ext.recipes.mlgpf_data.load_training_file``: any Mulan
+or XMC dataset that ``mlgpf_xmc`` accepts; the test file is never opened). Its rows are split
+by ``KFold(--folds, shuffle=True, random_state=--seed)`` or, with ``--validation-fraction``, once by a seeded
+shuffle. Candidates are ``--grid FIELD=V1,V2`` (any ``MLGPFConfig`` field; several ``--grid`` give their product;
+``prior_variance`` is ``kernel_variance``) or ``--candidate "FIELD=V,FIELD=V"`` (may set ``recipe``; ``""`` is
+the recipe as it is). Each candidate is trained on each split's fit rows and scored once on its held-out rows.
+The result file holds every candidate's per-split P@1/3/5, their mean and sd, the rule and the choice
+(``gpflow_ext.recipes.mlgpf_select.choose``: the highest mean P@1; candidates within ``--margin`` points of it
+are ties, the first of them in the order given is chosen).
+"""
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
+import json
+from typing import Any, Dict
+
+from experiments.common import base_parser, print_table
+from gpflow_ext.results import write_results
+from gpflow_ext.recipes.mlgpf import METHODS, RECIPES
+from gpflow_ext.recipes.mlgpf_data import load_training_file
+from gpflow_ext.recipes.mlgpf_select import kfold_splits, parse_candidate, parse_grid, select, validation_splits
+
+#: ``--smoke``: training rows kept and the settings fixed for every candidate unless given
+SMOKE: Dict[str, int] = dict(max_rows=300, epochs=2, rank=30, batch_size=100)
+
+
+def main(argv=None) -> Dict[str, Any]:
+    parser = base_parser(__doc__.splitlines()[0], float32=True, logdir=False,
+                         smoke=f"the first {SMOKE['max_rows']} training rows, 2 epochs, rank 30")
+    parser.add_argument("--dataset", default="bibtex", help="a multi-label dataset under --data-dir (as in mlgpf_xmc)")
+    parser.add_argument("--method", default="s-linear", choices=METHODS)
+    parser.add_argument("--recipe", default="label-gps", choices=sorted(RECIPES),
+                        help="the recipe the candidates modify")
+    split = parser.add_mutually_exclusive_group()
+    split.add_argument("--folds", type=int, default=5, help="K of the K-fold cross-validation")
+    split.add_argument("--validation-fraction", type=float, default=None,
+                       help="score on one held-out fraction of the training rows instead of K folds")
+    parser.add_argument("--grid", action="append", default=[], metavar="FIELD=V1,V2",
+                        help="candidate values of a config field (repeat for a product grid)")
+    parser.add_argument("--candidate", action="append", default=[], metavar="FIELD=V,FIELD=V",
+                        help="one candidate's overrides (repeat; '' is the recipe unchanged)")
+    parser.add_argument("--metric", default="P@1", choices=("P@1", "P@3", "P@5"), help="the score the rule ranks by")
+    parser.add_argument("--margin", type=float, default=0.0,
+                        help="candidates within this many points of the best mean are ties; the first listed is chosen")
+    parser.add_argument("--max-rows", type=int, default=None, help="use only the first rows of the training file")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the fits already in --output (same rows, splits and configs) and refit only the "
+                             "rest; --output is rewritten after every fit (complete: false until the last)")
+    args = parser.parse_args(argv)
+    if args.data_dir is None:
+        parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
+    try:
+        candidates = parse_grid(args.grid) if args.grid else []
+        candidates += [parse_candidate(spec) for spec in args.candidate]
+    except ValueError as error:
+        parser.error(str(error))
+    if not candidates:
+        parser.error("give candidates with --grid and/or --candidate")
+    base = {"epochs": args.epochs, "seed": args.seed, "float32": args.float32 or None}
+    max_rows = args.max_rows
+    if args.smoke:
+        max_rows = max_rows or SMOKE["max_rows"]
+        base.update({k: v for k, v in SMOKE.items() if k != "max_rows" and base.get(k) is None})
+    try:
+        X, Y = load_training_file(args.dataset, args.data_dir, max_rows)  # the test file is never opened
+    except FileNotFoundError as error:
+        parser.error(f"--dataset {args.dataset!r}: {error}")
+    if args.validation_fraction is not None:
+        splits, scheme = validation_splits(X.shape[0], args.validation_fraction, args.seed), {
+            "kind": "validation split", "fraction": args.validation_fraction, "seed": args.seed}
+    else:
+        splits, scheme = kfold_splits(X.shape[0], args.folds, args.seed), {
+            "kind": "k-fold", "folds": args.folds, "shuffle": True, "random_state": args.seed}
+    header = {"dataset": args.dataset, "recipe": args.recipe, "method": args.method, "split": "train",
+              "n_train_rows": int(X.shape[0]), "scheme": scheme,
+              "fixed": {k: v for k, v in base.items() if v is not None}, "smoke": bool(args.smoke)}
+    previous = None
+    if args.resume and args.output is not None and args.output.exists():
+        previous = json.loads(args.output.read_text())
+        if {k: previous.get(k) for k in header} != json.loads(json.dumps(header)):
+            parser.error(f"--resume: {args.output} was made on other rows, splits or settings")
+
+    def save(partial):  # each fit lands in --output, so a stopped run loses at most one fit
+        if args.output is not None:
+            write_results({**header, **partial}, args.output, seeds=[args.seed])
+
+    outcome = select(X, Y, candidates, splits, recipe=args.recipe, method=args.method, dataset=args.dataset,
+                     base=base, metric=args.metric, margin=args.margin, log=lambda line: print(line, flush=True),
+                     previous=previous, progress=save)
+    table = [{"candidate": c["name"], **{k: c[k] for k in c if k.endswith((" mean", " sd"))}}
+             for c in outcome["candidates"]]
+    print_table(table, ["candidate", "P@1 mean", "P@1 sd", "P@3 mean", "P@3 sd", "P@5 mean", "P@5 sd"],
+                title=f"{args.dataset} training file: {scheme['kind']} ({len(splits)} split(s))")
+    selection = outcome["selection"]
+    print(f"rule: {selection['rule']}\nchosen: {selection['chosen']} (ties: {', '.join(selection['ties'])})")
+    result = {**header, **outcome}
+    write_results(result, args.output, seeds=[args.seed])
+    return result
+
+
+if __name__ == "__main__":
+    main()

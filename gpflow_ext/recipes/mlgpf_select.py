@@ -1,0 +1,225 @@
+"""Choosing MLGPF settings on the training file alone: K-fold cross-validation or a validation split.
+
+* :func:`parse_grid` / :func:`parse_candidate`: ``"kernel_variance=8,12,16"`` and ``"recipe=tfidf,epochs=50"``
+  into candidate overrides (any :class:`~gpflow_ext.recipes.mlgpf.MLGPFConfig` field, or ``recipe``).
+* :func:`kfold_splits` (scikit-learn ``KFold(shuffle=True, random_state=seed)``) and :func:`validation_splits`
+  (one shuffled split): row indices of the training file only.
+* :func:`select` trains every candidate on every split's fit rows, scores P@1/3/5 on its held-out rows and
+  returns each candidate's per-split scores, their mean and standard deviation, and the choice by
+  :func:`choose`: the highest mean P@1, with candidates within ``margin`` points of it counted as ties and the
+  first of them in the candidates' order chosen (the order states the preference).
+
+The test split is never an argument of these functions: a selection sees only ``(X, Y)`` of the training file.
+"""
+import dataclasses
+import itertools
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .mlgpf import RECIPES, MLGPFConfig, run_mlgpf
+
+__all__ = ["ALIASES", "parse_grid", "parse_candidate", "candidate_name", "kfold_splits", "validation_splits",
+           "candidate_config", "select", "choose", "summarise", "RULE"]
+
+#: Other names accepted for config fields in a grid (``prior_variance=8,12`` is ``kernel_variance``).
+ALIASES: Dict[str, str] = {"prior_variance": "kernel_variance", "sigma2": "kernel_variance"}
+METRICS = ("P@1", "P@3", "P@5")
+RULE = ("the candidate with the highest mean {metric} over the held-out splits; candidates whose mean {metric} is "
+        "within {margin:g} points of that highest mean are ties, and the first of them in the candidates' order is "
+        "chosen")
+
+
+def _field_types() -> Dict[str, Any]:
+    return {f.name: f.type for f in dataclasses.fields(MLGPFConfig)}
+
+
+def _parse_value(field: str, text: str) -> Any:
+    """``text`` as the type of config field ``field`` (``none`` -> None)."""
+    text = text.strip()
+    if text.lower() == "none":
+        return None
+    if field == "recipe":
+        if text not in RECIPES:
+            raise ValueError(f"recipe={text!r}: not one of {', '.join(sorted(RECIPES))}")
+        return text
+    kind = str(_field_types()[field])
+    if "bool" in kind:
+        if text.lower() not in ("true", "false", "1", "0"):
+            raise ValueError(f"{field}={text!r}: expected true or false")
+        return text.lower() in ("true", "1")
+    if "int" in kind:
+        return int(text)
+    if "float" in kind:
+        return float(text)
+    return text
+
+
+def _field(name: str) -> str:
+    name = ALIASES.get(name.strip(), name.strip())
+    if name != "recipe" and name not in _field_types():
+        raise ValueError(f"{name!r} is not an MLGPFConfig field (fields: {', '.join(sorted(_field_types()))}; "
+                         f"aliases: {', '.join(f'{a}={b}' for a, b in ALIASES.items())})")
+    if name == "input_transform":
+        raise ValueError("input_transform cannot be set from text; use a recipe that sets it")
+    return name
+
+
+def parse_grid(specs: Sequence[str]) -> List[Dict[str, Any]]:
+    """``["kernel_variance=8,12", "epochs=50,100"]`` -> the Cartesian product of the values, in order
+    (first field slowest): ``[{"kernel_variance": 8.0, "epochs": 50}, ...]``."""
+    fields, values = [], []
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        if not sep or not text.strip():
+            raise ValueError(f"grid entry {spec!r}: expected FIELD=V1,V2,...")
+        field = _field(name)
+        if field in fields:
+            raise ValueError(f"grid field {field!r} given twice")
+        fields.append(field)
+        values.append([_parse_value(field, v) for v in text.split(",")])
+    return [dict(zip(fields, combo)) for combo in itertools.product(*values)]
+
+
+def parse_candidate(spec: str) -> Dict[str, Any]:
+    """``"recipe=tfidf,epochs=50"`` -> ``{"recipe": "tfidf", "epochs": 50}`` (one candidate; ``""`` -> ``{}``)."""
+    out: Dict[str, Any] = {}
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        name, sep, text = item.partition("=")
+        if not sep:
+            raise ValueError(f"candidate entry {item!r}: expected FIELD=VALUE")
+        field = _field(name)
+        out[field] = _parse_value(field, text)
+    return out
+
+
+def candidate_name(overrides: Dict[str, Any]) -> str:
+    """``{"kernel_variance": 12.0}`` -> ``"kernel_variance=12"``; ``{}`` -> ``"recipe defaults"``."""
+    if not overrides:
+        return "recipe defaults"
+    return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in overrides.items())
+
+
+def candidate_config(recipe: str, method: str, dataset: str, overrides: Dict[str, Any],
+                     base: Optional[Dict[str, Any]] = None) -> MLGPFConfig:
+    """The config of ``recipe`` (or the candidate's own ``recipe``) for ``method`` on ``dataset``, with ``base``
+    (fixed for every candidate, e.g. epochs) and then the candidate's fields on top."""
+    overrides = dict(overrides)
+    name = overrides.pop("recipe", recipe)
+    config = RECIPES[name](method, dataset)
+    fields = {**{k: v for k, v in (base or {}).items() if v is not None}, **overrides}
+    return dataclasses.replace(config, **fields) if fields else config
+
+
+def kfold_splits(num_rows: int, folds: int = 5, seed: int = 0) -> List[Tuple[np.ndarray, np.ndarray]]:
+    """``[(fit_rows, held_out_rows), ...]`` of ``KFold(folds, shuffle=True, random_state=seed)`` over
+    ``range(num_rows)`` (the training file's rows)."""
+    from sklearn.model_selection import KFold
+
+    if folds < 2 or folds > num_rows:
+        raise ValueError(f"folds must be in [2, {num_rows}], got {folds}")
+    return list(KFold(n_splits=folds, shuffle=True, random_state=seed).split(np.arange(num_rows)))
+
+
+def validation_splits(num_rows: int, fraction: float = 0.2, seed: int = 0) -> List[Tuple[np.ndarray, np.ndarray]]:
+    """One split ``[(fit_rows, held_out_rows)]``: a seeded shuffle of ``range(num_rows)``, the last
+    ``round(fraction * num_rows)`` rows held out."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"fraction must be in (0, 1), got {fraction}")
+    order = np.random.default_rng(seed).permutation(num_rows)
+    held = max(1, int(round(fraction * num_rows)))
+    return [(np.sort(order[:-held]), np.sort(order[-held:]))]
+
+
+def summarise(scores: List[Dict[str, float]], metrics: Sequence[str] = METRICS) -> Dict[str, float]:
+    """``{"P@1 mean": ..., "P@1 sd": ...}`` over the splits (sd with ddof 1; 0 for one split)."""
+    out = {}
+    for metric in metrics:
+        values = np.array([s[metric] for s in scores], dtype=float)
+        out[f"{metric} mean"] = float(values.mean())
+        out[f"{metric} sd"] = float(values.std(ddof=1)) if values.size > 1 else 0.0
+    return out
+
+
+def choose(candidates: List[Dict[str, Any]], metric: str = "P@1", margin: float = 0.0) -> Dict[str, Any]:
+    """The rule (:data:`RULE`) applied to rows with ``"<metric> mean"``: returns ``{"rule", "metric", "margin",
+    "best", "best_mean", "ties", "chosen", "chosen_mean", "gap_to_runner_up"}`` (candidate names; ``ties``:
+    every candidate within ``margin`` of the best, in order; ``gap_to_runner_up``: best mean minus the second
+    highest mean)."""
+    if margin < 0:
+        raise ValueError(f"margin must be >= 0, got {margin}")
+    means = np.array([c[f"{metric} mean"] for c in candidates], dtype=float)
+    best = int(np.argmax(means))  # first of equal maxima
+    ties = [i for i, m in enumerate(means) if m >= means[best] - margin - 1e-12]
+    chosen = ties[0]
+    ordered = np.sort(means)[::-1]
+    return {
+        "rule": RULE.format(metric=metric, margin=margin), "metric": metric, "margin": margin,
+        "best": candidates[best]["name"], "best_mean": float(means[best]),
+        "ties": [candidates[i]["name"] for i in ties],
+        "chosen": candidates[chosen]["name"], "chosen_overrides": candidates[chosen]["overrides"],
+        "chosen_mean": float(means[chosen]),
+        "gap_to_runner_up": float(ordered[0] - ordered[1]) if len(ordered) > 1 else None,
+    }
+
+
+def select(
+    X: Any, Y: Any, candidates: Sequence[Dict[str, Any]], splits: Sequence[Tuple[np.ndarray, np.ndarray]], *,
+    recipe: str = "label-gps", method: str = "s-linear", dataset: str = "bibtex",
+    base: Optional[Dict[str, Any]] = None, metric: str = "P@1", margin: float = 0.0,
+    run: Callable[..., Dict[str, Any]] = run_mlgpf, log: Optional[Callable[[str], None]] = None,
+    previous: Optional[Dict[str, Any]] = None, progress: Optional[Callable[[Dict[str, Any]], None]] = None,
+) -> Dict[str, Any]:
+    """Score each candidate (overrides of ``recipe``'s config) on each split of the training file ``(X, Y)``
+    (CSR): fit on the split's fit rows, P@1/3/5 on its held-out rows (evaluated once, after the last epoch).
+    The work goes split by split (every candidate on split 0, then split 1, ...), so a run stopped early holds
+    a like-for-like comparison on its first splits.
+
+    :param previous: an earlier (possibly partial) return value of this function on the same rows and splits:
+        a split of a candidate with the same config and split sizes is taken from it instead of refitted.
+    :param progress: called with the partial outcome (as returned, ``complete`` False) after each fit.
+    :returns: ``{"candidates": [{"name", "overrides", "config", "splits": [{"split", "n_fit", "n_held_out",
+        "P@1", "P@3", "P@5", "seconds"}], "P@1 mean", "P@1 sd", ...}], "complete", "selection": choose(...)}``
+        (``selection`` is None until every candidate has every split).
+    """
+    configs = []
+    for overrides in candidates:
+        config = candidate_config(recipe, method, dataset, overrides, base)
+        configs.append(dataclasses.replace(config, eval_every=config.epochs))  # score held-out rows once, at the end
+    rows = [{"name": candidate_name(o), "overrides": dict(o), "config": c.as_dict(), "splits": []}
+            for o, c in zip(candidates, configs)]
+    reuse = {}
+    for row in (previous or {}).get("candidates", []):
+        for score in row.get("splits", []):
+            reuse[(row["name"], _key(row["config"]), score["split"], score["n_fit"], score["n_held_out"])] = score
+
+    def outcome(complete: bool) -> Dict[str, Any]:
+        # a snapshot: later fits do not change an outcome already handed out
+        table = [{**row, "splits": [dict(x) for x in row["splits"]],
+                  **(summarise(row["splits"]) if row["splits"] else {})} for row in rows]
+        return {"candidates": table, "complete": complete,
+                "selection": choose(table, metric, margin) if complete else None}
+
+    for index, (fit_rows, held_rows) in enumerate(splits):
+        for row, config in zip(rows, configs):
+            key = (row["name"], _key(row["config"]), index, int(len(fit_rows)), int(len(held_rows)))
+            score = reuse.get(key)
+            if score is None:
+                start = time.perf_counter()
+                result = run(config, (X[fit_rows], Y[fit_rows]), (X[held_rows], Y[held_rows]), progress=False)
+                score = {"split": index, "n_fit": int(len(fit_rows)), "n_held_out": int(len(held_rows)),
+                         **{m: float(result[m]) for m in METRICS}, "seconds": time.perf_counter() - start}
+            row["splits"].append(dict(score))
+            if log is not None:
+                log(f"{row['name']} split {index}: " + " ".join(f"{m} {score[m]:.2f}" for m in METRICS)
+                    + (" (reused)" if key in reuse else f" ({score['seconds']:.0f} s)"))
+            if progress is not None:
+                progress(outcome(False))
+    return outcome(True)
+
+
+def _key(config: Dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(config, sort_keys=True)
