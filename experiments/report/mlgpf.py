@@ -22,7 +22,7 @@ LABEL_GPS = [f"{STORE}/bibtex-label-gps.json", f"{STORE}/bibtex-label-gps-seed1.
              f"{STORE}/bibtex-label-gps-seed2.json"]
 LABEL_GPS_16 = [f"{STORE}/bibtex-label-gps-variance16.json", f"{STORE}/bibtex-label-gps-variance16-seed1.json",
                 f"{STORE}/bibtex-label-gps-variance16-seed2.json"]
-PEERS_10 = f"{STORE}/bibtex-peers-10runs-2026-11-25.json"
+PEERS_10 = f"{STORE}/selection/bibtex-peers-10runs-rows.json"  # the runs the paired comparison uses
 BASELINES = f"{STORE}/bibtex-baselines-2026-11-25.json"
 BASELINES_EARLIER = f"{STORE}/bibtex-baselines.json"
 TFIDF = f"{STORE}/bibtex-tfidf.json"
@@ -224,7 +224,7 @@ def readme_bibtex() -> str:
     for method, name in (("omikuji", "omikuji (Parabel defaults)"), ("napkinxc", "napkinXC PLT")):
         runs = _peer_runs(method)
         rows.append([f"{name}, median of {len(runs)} runs (range)"] + [_median_range(runs, f"P@{k}") for k in KS]
-                    + ["`python -m experiments.xmc_baselines --dataset bibtex --methods napkinxc omikuji --repeats 10`"])
+                    + ["`python -m experiments.xmc_baselines --dataset bibtex --methods omikuji napkinxc napkinxc-ovr --repeats 10 --save-rows`"])
     return markdown_table(["model", "P@1", "P@3", "P@5", "command"], rows)
 
 
