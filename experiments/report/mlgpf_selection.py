@@ -169,3 +169,15 @@ def ablation_table() -> str:
                      *[mark(fmt(split.get(f"P@{k}"))) if k == 1 else fmt(split.get(f"P@{k}")) for k in (1, 3, 5)]])
     held = result["candidates"][0]["splits"][0]["n_held_out"] if result["candidates"][0]["splits"] else "-"
     return markdown_table(["variant", "`--candidate`", f"P@1 ({held} held-out rows)", "P@3", "P@5"], rows)
+
+
+@generator("mlgpf-selection-paired-summary")
+def paired_summary() -> str:
+    """One sentence per peer for the README: the paired P@1/3/5 verdicts."""
+    paired = load(PAIRED)
+    parts = []
+    for c in paired["comparisons"]:
+        verdicts = ", ".join(f"P@{k} {_verdict(c[f'P@{k}'])} ({c[f'P@{k}']['mean_difference']:+.2f})"
+                             for k in paired["ks"])
+        parts.append(f"against {_peer(c['b'])}: {verdicts}")
+    return "; ".join(parts)
