@@ -24,8 +24,8 @@ SMOKE = dict(max_train=300, max_test=100, epochs=1)
 
 
 def load(dataset: str, data_dir, max_train=None, max_test=None, seed: int = 0):
-    """MNIST train/test as float [N, 28, 28, 1] in [0, 1]; ``max_train``/``max_test`` keep stratified random subsets
-    (by digit, before the float copy)."""
+    """MNIST train/test as float [N, 28, 28, 1] in [0, 1]; ``max_train``/``max_test`` keep random subsets, stratified
+    by digit when they hold at least one image per digit (taken before the float copy)."""
     from sklearn.model_selection import train_test_split
 
     from gpflow_ext.data import load_mnist
@@ -34,7 +34,8 @@ def load(dataset: str, data_dir, max_train=None, max_test=None, seed: int = 0):
     for subset, limit in (("train", max_train), ("test", max_test)):
         X, y = load_mnist(data_dir, subset, download=False)  # uint8 [N, 28, 28], labels [N]
         if limit and limit < len(X):
-            keep, _ = train_test_split(np.arange(len(X)), train_size=limit, random_state=seed, stratify=y)
+            stratify = y if limit >= len(np.unique(y)) else None  # fewer rows than digits: a plain random subset
+            keep, _ = train_test_split(np.arange(len(X)), train_size=limit, random_state=seed, stratify=stratify)
             X, y = X[keep], y[keep]
         y = y.astype(np.int64)
         if dataset == "mnist_binary":  # odd vs even (Table 3's MNIST-Binary)
