@@ -27,7 +27,7 @@ def main() -> None:
     import statistics
 
     from gpflow_ext.data import load_bibtex
-    from gpflow_ext.models import MLGPF
+    from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
     import time
 
     from gpflow_ext.training import Callback, fit, is_chief
@@ -45,8 +45,9 @@ def main() -> None:
 
     train, _ = load_bibtex(args.data_dir, download=False)
     with strategy.scope() if strategy is not None else contextlib.nullcontext():
-        model = MLGPF.from_method("s-linear", train.X, train.Y, num_inducing=100, num_latent_gps=10, rank=300,
-                                  num_negative_samples=20, seed=args.seed)
+        config = paper_config("s-linear", num_inducing=100, num_latent_gps=10, rank=300, num_negative_samples=20,
+                              seed=args.seed)
+        model = build_mlgpf(config, train.X, train.Y)
     epochs = args.epochs or 4
     cpu = CpuSeconds()
     history = fit(model, model.prepare_data(train.X, train.Y), epochs=epochs, batch_size=args.batch_size,

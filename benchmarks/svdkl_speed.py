@@ -3,7 +3,7 @@
 1. SV-DKL training step vs the plain network's step at the same batch (target <= 1.3x);
 2. SV-DKL step at m grid points per GP for m = 70 ... 2000, relative to m = 70 (target <= 1.5x at
    m = 2000; the paper's Figure 2c-d), with the exact Toeplitz prior (Cholesky per step) and the
-   circulant-embedding prior (``grid_prior="circulant"``: FFT square root, no Cholesky), beside the SVGP-style GP layer with ordinary inducing points
+   circulant-embedding prior (``CirculantGridPrior()``: FFT square root, no Cholesky), beside the SVGP-style GP layer with ordinary inducing points
    on the same features (GPflow's Kuu/Kuf/gauss_kl, cost O(m^3 + B m^2));
 3. GPyTorch's SV-DKL (GridInterpolationVariationalStrategy, CPU torch, float64) on the same sizes,
    run in a subprocess with ``$GPFLOW_EXT_PEERS_PYTHON``.

@@ -12,15 +12,13 @@ flow g (paper eq. 3-4, A.5):
 An estimator is called as ``estimator(flow, x_mean [B, Q], x_var [B, Q], base_noise [S, B, Q])`` and returns
 ``(x [S, B, Q], kl [B])``: the samples x = g(μ + √s ε) of q(x_n) and the KL estimate on the same draws.
 """
-import warnings
-from typing import Optional, Tuple, Union
+from typing import Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
 from check_shapes import check_shapes, inherit_check_shapes
 
-from ._deprecation import REMOVED_IN
 from .bijectors.planar import flow_forward_and_log_det
 
 __all__ = [
@@ -146,31 +144,8 @@ def latent_kl_for(flow: Optional[tfp.bijectors.Bijector]) -> LatentKL:
     return AnalyticGaussianKL() if flow is None else MonteCarloFlowKL()
 
 
-#: the names ``kl_x`` took before the estimator objects (deprecated)
-KL_X_NAMES = ("auto", "analytic", "monte_carlo", "monte_carlo_plain")
-
-_LEGACY_NAMES = {
-    "analytic": ("AnalyticGaussianKL()", AnalyticGaussianKL),
-    "monte_carlo": ("MonteCarloFlowKL()", MonteCarloFlowKL),
-    "monte_carlo_plain": ("MonteCarloFlowKL(base_in_closed_form=False)", lambda: MonteCarloFlowKL(False)),
-}
-
-
-def as_latent_kl(value: Union[None, str, LatentKL], flow: Optional[tfp.bijectors.Bijector]) -> LatentKL:
-    """``value`` as a :class:`LatentKL` for ``flow`` (checked): ``None`` is :func:`latent_kl_for`. The names
-    ``"auto"``, ``"analytic"``, ``"monte_carlo"`` and ``"monte_carlo_plain"`` still work for one release,
-    with a ``DeprecationWarning``."""
-    if isinstance(value, str):
-        if value != "auto" and value not in _LEGACY_NAMES:
-            raise ValueError(f"kl_x must be one of {('auto',) + tuple(_LEGACY_NAMES)}, got {value!r}")
-        new, build = ("None", None) if value == "auto" else _LEGACY_NAMES[value]
-        warnings.warn(
-            f"kl_x={value!r} is deprecated and will be removed in gpflow_ext {REMOVED_IN}; use "
-            f"kl_x={'None' if build is None else 'gpflow_ext.kullback_leiblers.' + new} instead.",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        value = None if build is None else build()
+def as_latent_kl(value: Optional[LatentKL], flow: Optional[tfp.bijectors.Bijector]) -> LatentKL:
+    """``value`` as a :class:`LatentKL` for ``flow`` (checked): ``None`` is :func:`latent_kl_for`."""
     if value is None:
         return latent_kl_for(flow)
     if not isinstance(value, LatentKL):

@@ -13,8 +13,7 @@ GPLVF's q(x_n) is a base Gaussian pushed through a flow shared by all rows; this
 
 Both latents map a batch ``(values [B, D], mask [B, D], row_index [B])`` to ``(μ [B, Q], s [B, Q])``.
 """
-import warnings
-from typing import Optional, Tuple, Union
+from typing import Optional, Tuple
 
 import numpy as np
 import scipy.sparse
@@ -26,7 +25,6 @@ from gpflow.keras import tf_keras
 from check_shapes import check_shapes
 from gpflow.utilities import positive
 
-from ._deprecation import REMOVED_IN
 from .randomness import noise_seed_and_rows, row_normal
 from .validation import check_equal_variances, check_latents
 
@@ -99,25 +97,14 @@ class Isotropic(BaseCovariance):
 BASE_COVARIANCE_NAMES = {"diagonal": Diagonal, "isotropic": Isotropic}
 
 
-def as_base_covariance(value: Union[None, str, BaseCovariance]) -> BaseCovariance:
-    """``value`` as a :class:`BaseCovariance`; ``None`` is :class:`Diagonal`. The names ``"diagonal"`` and
-    ``"isotropic"`` still work for one release, with a ``DeprecationWarning``."""
+def as_base_covariance(value: Optional[BaseCovariance]) -> BaseCovariance:
+    """``value`` as a :class:`BaseCovariance` (checked); ``None`` is :class:`Diagonal`."""
     if value is None:
         return Diagonal()
     if isinstance(value, BaseCovariance):
         return value
-    if isinstance(value, str) and value in BASE_COVARIANCE_NAMES:
-        new = BASE_COVARIANCE_NAMES[value]
-        warnings.warn(
-            f"base_covariance={value!r} is deprecated and will be removed in gpflow_ext {REMOVED_IN}; use "
-            f"base_covariance=gpflow_ext.latents.{new.__name__}() instead.",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return new()
-    raise ValueError(
-        f"base_covariance must be one of {tuple(BASE_COVARIANCE_NAMES)} (a gpflow_ext.latents.Diagonal() or "
-        f"Isotropic()), got {value!r}"
+    raise TypeError(
+        f"base_covariance must be a gpflow_ext.latents.Diagonal() or Isotropic() (or None), got {value!r}"
     )
 
 

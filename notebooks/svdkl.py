@@ -41,6 +41,7 @@ from gpflow_ext.inducing_variables import GridInducingPoints
 from gpflow_ext.inducing_variables.grid import interpolation_indices_and_weights, interpolate
 from gpflow_ext.models import SVDKL
 from gpflow_ext.recipes.svdkl import pretrain_and_fit
+from gpflow_ext.variational import KISSGPGrid
 
 QUICK = os.environ.get("GPFLOW_EXT_QUICK", "0") == "1"
 tf_keras.utils.set_random_seed(0)
@@ -78,7 +79,7 @@ network = tf_keras.Sequential([
     tf_keras.layers.Dense(64, activation="relu", dtype=F64),
     tf_keras.layers.Dense(10, dtype=F64),
 ])
-model = SVDKL(network, num_classes=10, num_data=len(X_train), grid_size=32)
+model = SVDKL(network, num_classes=10, num_data=len(X_train), inducing=KISSGPGrid(32))
 gpflow.utilities.print_summary(model.likelihood)
 
 # %% [markdown]

@@ -699,8 +699,8 @@ def test_variance_by_auto_follows_the_observed_fraction_and_bad_values_are_rejec
     dense_rows = _toy(rng, 12, 8, 2, missing=0.3)
     assert isinstance(GPLVF(sparse_rows, 2, 3).variance_by, PerPair)
     assert isinstance(GPLVF(dense_rows, 2, 3).variance_by, PerOutput)
-    with pytest.raises(ValueError, match="variance_by"):
-        GPLVF(dense_rows, 2, 3, variance_by="dense")
+    with pytest.raises(TypeError, match="variance_by must be a gpflow_ext.conditionals.pairs.PerPair"):
+        GPLVF(dense_rows, 2, 3, variance_by="pairs")
 
 
 def test_expected_log_likelihood_is_the_likelihoods_own_and_equals_the_explicit_gaussian_formula():
@@ -722,3 +722,39 @@ def test_expected_log_likelihood_is_the_likelihoods_own_and_equals_the_explicit_
     dense = masked_variational_expectations(model.likelihood, x, np.broadcast_to(values, f_mean.shape),
                                             np.broadcast_to(mask, f_mean.shape), f_mean, f_var)
     np.testing.assert_allclose(dense.numpy().mean(0), ell.numpy(), rtol=1e-12)
+
+
+def test_masked_gaussian_expected_log_likelihood_keeps_its_numbers():
+    """The Gaussian likelihood's own variational expectations at the observed entries equal the explicit formula
+    Σ_{d observed} [log N(y_d | μ_d, σ²) - v_d / (2σ²)]."""
+    from gpflow_ext.likelihoods.masked import masked_gaussian_expected_log_likelihood
+
+    rng = np.random.default_rng(3)
+    Y, f_mean, f_var = rng.standard_normal((3, 5, 6)), rng.standard_normal((3, 5, 6)), rng.uniform(0.1, 1, (3, 5, 6))
+    mask = rng.random((3, 5, 6)) < 0.6
+    Y_nan = np.where(mask, Y, np.nan)
+    explicit = np.where(mask, -0.5 * (np.log(2 * np.pi) + np.log(0.4)) - 0.5 * ((Y - f_mean) ** 2 + f_var) / 0.4, 0)
+    new = masked_gaussian_expected_log_likelihood(Y_nan, mask, f_mean, f_var, 0.4).numpy()
+    np.testing.assert_allclose(new, explicit.sum(-1), rtol=1e-13)
+
+
+def test_gplvf_arguments_are_objects():
+    """Kernels, encoders, base covariances, KL estimators and pair variances are objects; names are the recipes'."""
+    Y = _toy(np.random.default_rng(4), 10, 4, 2, missing=0.3)
+    for argument, value, error in [("kernel", "se", TypeError), ("encoder", True, TypeError),
+                                   ("kl_x", "monte_carlo", TypeError)]:
+        with pytest.raises(error, match=argument):
+            GPLVF(Y, 2, 3, **{argument: value})
+
+
+def test_gplvf_models_never_import_training_or_recipes():
+    """GPLVF's model modules know neither the training loop nor the recipes, not even lazily."""
+    import pathlib
+    import re
+
+    import gpflow_ext
+
+    upward = re.compile(r"^\s*(from|import)\s+(gpflow_ext\.|\.\.)(training|recipes)\b|import_module\(", re.M)
+    models = pathlib.Path(gpflow_ext.__file__).parent / "models"
+    for name in ("gplvf.py", "new_rows_latents.py"):
+        assert not upward.search((models / name).read_text(encoding="utf-8")), name

@@ -99,8 +99,8 @@ def test_isotropic_new_rows_encoder_and_training_latents():
 def test_isotropic_arguments_give_clear_errors():
     rng = np.random.default_rng(3)
     Y = _rows(rng, n=10, q=2)
-    with pytest.raises(ValueError, match="base_covariance must be one of"):
-        GPLVF(Y, 2, 4, base_covariance="full")
+    with pytest.raises(TypeError, match="base_covariance must be a gpflow_ext.latents.Diagonal"):
+        GPLVF(Y, 2, 4, base_covariance="isotropic")
     x_var = rng.uniform(0.1, 1.0, (10, 2))
     with pytest.raises(ValueError, match="X_var must have equal variances along each row"):
         GPLVF(Y, 2, 4, X_var=x_var, base_covariance=Isotropic())

@@ -13,7 +13,7 @@ from check_shapes.exceptions import ShapeMismatchError
 import gpflow_ext
 from gpflow_ext.conditionals.multilabel import gathered_utility_moments, utility_moments
 from gpflow_ext.covariances.subspace import to_input_tensor
-from gpflow_ext.models import MLGPF, PreconditionedSVGP
+from gpflow_ext.models import PreconditionedSVGP
 from gpflow_ext.recipes import mlgpf as recipe
 
 PACKAGE = Path(gpflow_ext.__file__).resolve().parent
@@ -75,37 +75,6 @@ def test_check_shapes_guard_public_functions_and_methods():
         gpflow_ext.metrics.ranking_metrics(np.zeros((3, 5), dtype=np.int64), Y)  # 3 rows of ranks, 40 of labels
     with pytest.raises(ShapeMismatchError):
         gathered_utility_moments(np.ones((2, 3)), np.ones((2, 3)), np.ones((4, 2)), np.ones(4), [0], [0])  # P 3 vs 2
-
-
-def test_renamed_and_moved_names_warn_and_behave_the_same():
-    model, X, Y = _small_model()
-    Xd = X[:5].toarray()
-    with pytest.warns(DeprecationWarning, match="predict_latent"):
-        old = model.predict_latent(Xd)
-    for a, b in zip(old, model.predict_f(Xd)):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
-    from gpflow_ext.models import mlgpf as old_module
-
-    moved = {
-        "ranking_metrics": gpflow_ext.metrics.ranking_metrics,
-        "labels_to_csr": gpflow_ext.validation.labels_to_csr,
-        "check_multilabel_data": gpflow_ext.validation.check_multilabel_data,
-        "METHODS": recipe.METHODS,
-        "parse_method": recipe.parse_method,
-    }
-    for name, new in moved.items():
-        with pytest.warns(DeprecationWarning, match=name):
-            assert getattr(old_module, name) is new
-    with pytest.raises(AttributeError):
-        old_module.no_such_name
-    kwargs = dict(num_inducing=6, num_latent_gps=3, rank=8, num_negative_samples=5, seed=2)
-    with pytest.warns(DeprecationWarning, match="from_method"):
-        old_model = MLGPF.from_method("s-se", X, Y, **kwargs)
-    new_model = recipe.build_mlgpf(recipe.paper_config("s-se", **kwargs), X, Y)
-    assert old_model.num_negative_samples == 5
-    for a, b in zip(old_model.trainable_variables, new_model.trainable_variables):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
-    np.testing.assert_array_equal(old_model.predict_utilities(Xd).numpy(), new_model.predict_utilities(Xd).numpy())
 
 
 def test_mlgpf_models_never_import_recipes_or_training():

@@ -7,8 +7,9 @@ import tensorflow as tf
 
 from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.covariances.subspace import to_input_tensor
-from gpflow_ext.models import GPLVF, MLGPF
+from gpflow_ext.models import GPLVF
 from gpflow_ext.randomness import minibatch_noise, row_normal
+from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
 
 
 def _mlgpf(num_negative_samples, seed=0):
@@ -19,8 +20,9 @@ def _mlgpf(num_negative_samples, seed=0):
     keep[3] = 0.0  # a row without positives
     Y = sp.csr_matrix(sp.diags(keep) @ Y)
     Y.eliminate_zeros()
-    model = MLGPF.from_method("s-linear", X, Y, num_inducing=5, num_latent_gps=3, rank=6,
-                              num_negative_samples=num_negative_samples, seed=seed)
+    config = paper_config("s-linear", num_inducing=5, num_latent_gps=3, rank=6,
+                          num_negative_samples=num_negative_samples, seed=seed)
+    model = build_mlgpf(config, X, Y)
     return model, tuple(to_input_tensor(a) for a in model.prepare_data(X, Y))
 
 

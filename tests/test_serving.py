@@ -79,7 +79,7 @@ def _build_svdkl():
         tf_keras.layers.Dense(8, activation="relu", dtype=dtype),
         tf_keras.layers.Dense(2, dtype=dtype),
     ])
-    return SVDKL(net, num_classes=3, num_data=60, grid_size=8), (X, Y[:, None]), X[:7]
+    return SVDKL(net, num_classes=3, num_data=60, inducing=KISSGPGrid(8)), (X, Y[:, None]), X[:7]
 
 
 def _build_gplvf():

@@ -156,20 +156,11 @@ def test_circulant_model_trains_with_finite_gradients(rng):
 
 
 def test_circulant_bad_arguments():
-    with pytest.raises(ValueError, match="grid_prior"):
-        SVDKL(_net(), 2, num_data=10, grid_prior="fft")
-    with pytest.raises(TypeError, match="grid_prior must be a GridPrior"):
-        SVDKL(_net(), 2, num_data=10, grid_prior=3)
+    with pytest.raises(TypeError, match="prior must be a GridPrior"):
+        KISSGPGrid(8, prior="circulant")
     with pytest.raises(ValueError, match="whiten=True"):
         SVDKL(_net(), 2, num_data=10, inducing=KISSGPGrid(8, prior=CirculantGridPrior()), whiten=False)
     with pytest.raises(ValueError, match="period_factor"):
         CirculantGridPrior(period_factor=1.0)
     with pytest.raises(ValueError, match="variational_size must be >= 1"):
         CirculantGridPrior(variational_size=0)
-    with pytest.warns(DeprecationWarning):
-        with pytest.raises(ValueError, match="whiten=True"):
-            SVDKL(_net(), 2, num_data=10, grid_prior="circulant", whiten=False)
-        with pytest.raises(ValueError, match="inducing='grid'"):
-            SVDKL(_net(), 2, num_data=10, grid_prior="circulant", inducing="points")
-        with pytest.raises(ValueError, match="period_factor"):
-            SVDKL(_net(), 2, num_data=10, grid_prior="circulant", circulant_period_factor=1.0)

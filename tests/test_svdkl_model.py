@@ -58,7 +58,7 @@ def test_mixed_softmax_probabilities(rng):
 @pytest.mark.parametrize("whiten", [True, False])
 def test_latent_samples_match_dense_interpolated_moments(rng, whiten):
     """f = W u: sample moments equal W E[u], diag(W S Wᵀ) built densely."""
-    model = SVDKL(_net(), 3, num_data=100, grid_size=12, whiten=whiten)
+    model = SVDKL(_net(), 3, num_data=100, inducing=KISSGPGrid(12), whiten=whiten)
     model.q.q_mu.assign(rng.normal(size=(3, 12)))
     X, _ = _data(rng, n=7)
     H = model.features(tf.constant(X))
@@ -79,7 +79,7 @@ def test_latent_samples_match_dense_interpolated_moments(rng, whiten):
 
 
 def test_model_kl_equals_dense_gauss_kl(rng):
-    model = SVDKL(_net(), 3, num_data=100, grid_size=10, whiten=False)
+    model = SVDKL(_net(), 3, num_data=100, inducing=KISSGPGrid(10), whiten=False)
     model.q.q_mu.assign(rng.normal(size=(3, 10)))
     Ks = [gpflow.covariances.Kuu(model.inducing_variable, k, jitter=model.jitter) for k in model.kernel.kernels]
     S = model.q.covariance()
@@ -135,7 +135,7 @@ def test_gradients_reach_every_parameter(rng, inducing):
 def test_pretrain_and_fit_runs_three_stages_and_freezes_network_in_gp_stage(rng, baselines):
     X, _ = _data(rng, n=60)
     Y = np.argmax(X[:, :3], axis=1)  # learnable labels: each stage must beat the majority class
-    model = SVDKL(_net(), 3, num_data=60, grid_size=10)
+    model = SVDKL(_net(), 3, num_data=60, inducing=KISSGPGrid(10))
     net_ids = {id(v) for v in model.network_variables()}
     gp_vars = model.gp_variables()
     assert not any(id(v) in net_ids for v in gp_vars)  # DNN+GP stage: the network is frozen
@@ -160,7 +160,7 @@ def test_network_optimizer_drives_only_the_network_stage(rng):
     from gpflow_ext.models import SoftmaxNetwork
 
     X, Y = _data(rng, n=60)  # learning rate 0.125: exact in the optimizer's float32
-    model = SVDKL(_net(), 3, num_data=60, grid_size=10)
+    model = SVDKL(_net(), 3, num_data=60, inducing=KISSGPGrid(10))
     weights = model.network_variables()
     before = [w.numpy() for w in weights]
     with tf.GradientTape() as tape:
@@ -171,7 +171,7 @@ def test_network_optimizer_drives_only_the_network_stage(rng):
                      network_optimizer=sgd, validation_fraction=0.0)
     assert int(sgd.iterations.numpy()) == 1  # the network stage's single step, and no other
     after_network_stage = [w - 0.125 * g.numpy() for w, g in zip(before, grads)]
-    model2 = SVDKL(_net(), 3, num_data=60, grid_size=10)
+    model2 = SVDKL(_net(), 3, num_data=60, inducing=KISSGPGrid(10))
     pretrain_and_fit(model2, (X, Y), network_epochs=1, gp_epochs=0, joint_epochs=0, batch_size=60,
                      network_optimizer=tf_keras.optimizers.SGD(0.125), validation_fraction=0.0)
     for expected, got in zip(after_network_stage, model2.network_variables()):
@@ -184,7 +184,7 @@ def test_joint_gp_learning_rate_gives_the_gp_layer_its_own_adam(rng):
     """One full-batch joint step with Adam: its first update moves every coordinate by about lr · sign(g),
     so the largest move is the group's learning rate: 1e-4 for the network, 1e-2 for the GP layer."""
     X, Y = _data(rng, n=60)
-    model = SVDKL(_net(), 3, num_data=60, grid_size=10)
+    model = SVDKL(_net(), 3, num_data=60, inducing=KISSGPGrid(10))
     pretrain_and_fit(model, (X, Y), network_epochs=1, gp_epochs=1, joint_epochs=0, batch_size=60,
                      validation_fraction=0.0)
     before_net = [v.numpy() for v in model.network_variables()]
@@ -209,7 +209,7 @@ def test_joint_gp_learning_rate_gives_the_gp_layer_its_own_adam(rng):
 
 def test_joint_batch_size_sets_only_the_joint_stage_minibatch(rng):
     X, Y = _data(rng, n=60)
-    model = SVDKL(_net(), 3, num_data=60, grid_size=10)
+    model = SVDKL(_net(), 3, num_data=60, inducing=KISSGPGrid(10))
     out = pretrain_and_fit(model, (X, Y), network_epochs=1, gp_epochs=1, joint_epochs=1, batch_size=10,
                            joint_batch_size=30)
     assert [out[f"{stage}_history"].steps_per_epoch for stage in ("network", "gp", "joint")] == [6, 6, 2]
@@ -219,7 +219,7 @@ def test_joint_batch_size_sets_only_the_joint_stage_minibatch(rng):
 
 def test_head_is_used_when_features_differ_from_classes(rng):
     X, Y = _data(rng, n=30, c=4)
-    model = SVDKL(_net(q=2), 4, num_data=30, grid_size=8)
+    model = SVDKL(_net(q=2), 4, num_data=30, inducing=KISSGPGrid(8))
     assert model.num_gps == 2 and model.likelihood.mixing.shape == (4, 2)
     out = pretrain_and_fit(model, (X, Y), network_epochs=1, gp_epochs=0, joint_epochs=0, batch_size=10,
                            validation_data=(X, Y))
@@ -228,7 +228,7 @@ def test_head_is_used_when_features_differ_from_classes(rng):
 
 def test_feature_groups_two_dimensional_kernels(rng):
     X, Y = _data(rng, n=20)
-    model = SVDKL(_net(q=4), 3, num_data=20, feature_groups=[[0, 1], [2, 3]], grid_size=8)
+    model = SVDKL(_net(q=4), 3, num_data=20, feature_groups=[[0, 1], [2, 3]], inducing=KISSGPGrid(8))
     assert model.input_dim == 2 and model.q.grid_sizes == (8, 8)
     data = (tf.constant(X), tf.constant(Y[:, None].astype(float)))
     assert np.isfinite(model.training_loss(data).numpy())
@@ -245,9 +245,9 @@ def test_bad_input(rng):
         SVDKL(_net(), 3, num_data=10, feature_groups=[[0], [5]])
     with pytest.raises(ValueError, match="same size"):
         SVDKL(_net(), 3, num_data=10, feature_groups=[[0], [1, 2]])
-    with pytest.raises(ValueError, match="inducing"):
-        SVDKL(_net(), 3, num_data=10, inducing="grids")
-    model = SVDKL(_net(), 3, num_data=10, grid_size=8)
+    with pytest.raises(TypeError, match="inducing must be a gpflow_ext.variational.KISSGPGrid"):
+        SVDKL(_net(), 3, num_data=10, inducing="grid")
+    model = SVDKL(_net(), 3, num_data=10, inducing=KISSGPGrid(8))
     X, Y = _data(rng, n=10)
     with pytest.raises(ValueError, match="labels must be in"):
         model.evaluate(X, Y + 3)
@@ -313,8 +313,44 @@ def test_float32_keras_layers_in_a_float64_model_name_the_layers_dtype_argument(
 
     float32_net = tf_keras.Sequential([tf_keras.Input((5,)), tf_keras.layers.Dense(3)])
     X, Y = _data(rng)
-    for model in (SVDKL(float32_net, 3, num_data=len(X), grid_size=8), SoftmaxNetwork(float32_net)):
+    for model in (SVDKL(float32_net, 3, num_data=len(X), inducing=KISSGPGrid(8)), SoftmaxNetwork(float32_net)):
         with pytest.raises(ValueError, match=r"tf_keras layers hold float32 weights .* pass dtype=\"float64\" to every "
                                              r"layer and to tf_keras.Input"):
             fit(model, (X, Y), epochs=1, batch_size=20, progress=False)
-    fit(SVDKL(_net(), 3, num_data=len(X), grid_size=8), (X, Y), epochs=1, batch_size=20, progress=False)
+    fit(SVDKL(_net(), 3, num_data=len(X), inducing=KISSGPGrid(8)), (X, Y), epochs=1, batch_size=20, progress=False)
+
+
+def test_inducing_is_a_gp_layer_object_used_by_one_model():
+    """``inducing`` defaults to the paper's grid, ``KISSGPGrid(64)`` with the Toeplitz prior; a grid or a set of
+    inducing points belongs to one model."""
+    from gpflow_ext.variational import CirculantGridPrior, ToeplitzGridPrior
+
+    model = SVDKL(_net(), 3, num_data=12)
+    assert isinstance(model.gps, KISSGPGrid) and model.gps.grid_size == 64
+    assert isinstance(model.gps.prior, ToeplitzGridPrior)
+    model = SVDKL(_net(), 3, num_data=12, inducing=KISSGPGrid(8, prior=CirculantGridPrior()))
+    assert isinstance(model.gps.prior, CirculantGridPrior)
+    gps = KISSGPGrid(8)
+    SVDKL(_net(), 3, num_data=12, inducing=gps)
+    with pytest.raises(ValueError, match="already belongs to a model"):
+        SVDKL(_net(), 3, num_data=12, inducing=gps)
+
+
+def test_svdkl_models_never_import_training_or_recipes():
+    """models sit below training and recipes: no import of them in the SV-DKL model files, not even lazily."""
+    import ast
+    from pathlib import Path
+
+    import gpflow_ext
+
+    root = Path(gpflow_ext.__file__).parent / "models"
+    for path in (root / "svdkl.py", root / "svdkl_arguments.py", root / "softmax_network.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [("." * node.level) + (node.module or "")]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                assert not any(part in ("training", "recipes") for part in name.replace(".", " ").split()), (path, name)

@@ -27,7 +27,7 @@ def _net(d_in=5, q=3, seed=0):
 
 @pytest.mark.parametrize("whiten", [True, False])
 def test_posterior_of_targets_equals_the_dense_regression_posterior(rng, whiten):
-    model = SVDKL(_net(), 3, num_data=50, grid_size=12, whiten=whiten)
+    model = SVDKL(_net(), 3, num_data=50, inducing=KISSGPGrid(12), whiten=whiten)
     H = model.features(tf.constant(rng.normal(size=(40, 5))))  # [B, Q]
     targets = np.sin(3 * H.numpy()) * np.array([1.0, 2.0, 0.5])  # [B, J]
     fitted = set_posterior_of_targets(model.gps, H, targets, noise_fraction=0.01)
@@ -52,7 +52,7 @@ def test_posterior_of_targets_equals_the_dense_regression_posterior(rng, whiten)
 
 
 def test_bad_targets_are_refused():
-    model = SVDKL(_net(), 3, num_data=50, grid_size=8)
+    model = SVDKL(_net(), 3, num_data=50, inducing=KISSGPGrid(8))
     H = model.features(tf.constant(np.zeros((4, 5))))
     with pytest.raises(ValueError, match=r"targets must have shape \[4, 3\]"):
         set_posterior_of_targets(model.gps, H, np.zeros((4, 2)))
@@ -65,7 +65,7 @@ def digits_network():
     """The tour's network trained 3 epochs on digits (the same weights for every inducing choice)."""
     split = load_digits(test_fraction=0.25, seed=0)
     net = PAPER_SETTINGS["digits"].build_network(64, 10, seed=0)
-    model = SVDKL(net, 10, num_data=len(split.X_train), grid_size=32)
+    model = SVDKL(net, 10, num_data=len(split.X_train), inducing=KISSGPGrid(32))
     pretrain_and_fit(model, (split.X_train, split.y_train), network_epochs=3, gp_epochs=0, joint_epochs=0,
                      batch_size=128, validation_fraction=0.0)
     return split, [w.numpy() for w in net.weights]
@@ -90,7 +90,7 @@ def test_dnn_gp_starts_at_the_networks_accuracy_on_digits(digits_network, induci
 
 def test_a_linear_head_is_matched_with_its_bias(rng):
     X = rng.normal(size=(300, 5))
-    model = SVDKL(_net(q=2), 4, num_data=300, grid_size=32)
+    model = SVDKL(_net(q=2), 4, num_data=300, inducing=KISSGPGrid(32))
     head = tf_keras.layers.Dense(4, dtype=F64)
     head.build((None, 2))
     head.set_weights([rng.normal(size=(2, 4)), rng.normal(size=4)])
@@ -109,7 +109,7 @@ def test_a_linear_head_is_matched_with_its_bias(rng):
 def test_stages_never_end_worse_on_validation_and_report_their_epochs():
     split = load_digits(test_fraction=0.25, seed=1)
     model = SVDKL(PAPER_SETTINGS["digits"].build_network(64, 10, seed=1), 10, num_data=len(split.X_train),
-                  grid_size=16)
+                  inducing=KISSGPGrid(16))
     out = pretrain_and_fit(model, (split.X_train, split.y_train), network_epochs=2, gp_epochs=1, joint_epochs=2,
                            batch_size=128, joint_learning_rate=1e-2, test_data=(split.X_test, split.y_test))
     val = out["validation"]
@@ -128,7 +128,7 @@ def test_stages_never_end_worse_on_validation_and_report_their_epochs():
 
 def test_bad_schedule_arguments_are_refused_before_training(rng):
     X, Y = rng.normal(size=(30, 5)), rng.integers(0, 3, 30)
-    model = SVDKL(_net(), 3, num_data=30, grid_size=8)
+    model = SVDKL(_net(), 3, num_data=30, inducing=KISSGPGrid(8))
     weights = [v.numpy().copy() for v in model.trainable_variables]
     with pytest.raises(ValueError, match="validation_fraction must be in"):
         pretrain_and_fit(model, (X, Y), validation_fraction=1.5)

@@ -170,10 +170,3 @@ def test_kff_full_covariance_on_sparse_input(data, kernel_name):
     dense = kernel(X.toarray(), full_cov=True)
     _close(Kff(kernel, to_input_tensor(X), full_cov=True), dense)
     _close(Kff(kernel, X, full_cov=False), np.diag(dense.numpy()))
-
-
-def test_subspace_posterior_old_import_path_warns():
-    import gpflow_ext.covariances.subspace as old_module
-
-    with pytest.warns(DeprecationWarning, match="gpflow_ext.posteriors.SubspacePosterior"):
-        assert old_module.SubspacePosterior is SubspacePosterior

@@ -25,7 +25,7 @@ from gpflow_ext.likelihoods.multilabel import MultiLabelBernoulli
 from gpflow_ext.models import GPLVF, MLGPF, SVDKL, PreconditionedSVGP
 from gpflow_ext.recipes.gplvf import infer_latent, make_kernel
 from gpflow_ext.models import SoftmaxNetwork
-from gpflow_ext.variational import FreeInducingPoints
+from gpflow_ext.variational import FreeInducingPoints, KISSGPGrid
 from gpflow_ext.training import fit
 from gpflow_ext.validation import (
     check_choice,
@@ -88,7 +88,7 @@ def problem():
         psvgp=PreconditionedSVGP(gpflow.kernels.SquaredExponential(), gpflow.likelihoods.Gaussian(), Z, num_data=N),
         psvgp_subspace=PreconditionedSVGP(gpflow.kernels.Linear(), gpflow.likelihoods.Gaussian(), subspace, num_data=N),
         mlgpf=MLGPF(gpflow.kernels.Linear(), subspace, num_labels=K, num_latent_gps=2, num_data=N),
-        svdkl=SVDKL(_net(), C, num_data=N, grid_size=6),
+        svdkl=SVDKL(_net(), C, num_data=N, inducing=KISSGPGrid(6)),
         network=SoftmaxNetwork(_net(q=2), tf_keras.layers.Dense(C, dtype=F64)),
         gplvf=GPLVF(Yobs, latent_dim=2, num_inducing=5),
     )
@@ -131,9 +131,10 @@ CONSTRUCTOR_CASES = [
     ("svdkl-num_samples", ValueError, r"num_samples must be >= 1", lambda p: SVDKL(_net(), C, num_data=N, num_samples=0)),
     ("svdkl-lengthscale", ValueError, r"lengthscale must be finite and > 0, got -0\.5",
      lambda p: SVDKL(_net(), C, num_data=N, lengthscale=-0.5)),
-    ("svdkl-grid_size", TypeError, r"grid_size must be an integer", lambda p: SVDKL(_net(), C, num_data=N, grid_size=8.5)),
-    ("svdkl-inducing", ValueError, r"inducing must be one of \('grid', 'points'\)",
-     lambda p: SVDKL(_net(), C, num_data=N, inducing="grids")),
+    ("svdkl-grid_size", TypeError, r"grid_size must be an integer",
+     lambda p: SVDKL(_net(), C, num_data=N, inducing=KISSGPGrid(8.5))),
+    ("svdkl-inducing", TypeError, r"inducing must be a gpflow_ext.variational.KISSGPGrid or FreeInducingPoints",
+     lambda p: SVDKL(_net(), C, num_data=N, inducing="grid")),
     ("svdkl-jitter", ValueError, r"jitter must be a positive finite number", lambda p: SVDKL(_net(), C, num_data=N, jitter=-1e-6)),
     ("svdkl-num_inducing", TypeError, r"num_inducing must be an integer",
      lambda p: SVDKL(_net(), C, num_data=N, inducing=FreeInducingPoints(num_inducing=4.5))),

@@ -5,15 +5,13 @@ and Z, evaluated only at the pairs (n, d) = (``row_index[p]``, ``output_index[p]
 ‖L_dᵀ a‖² is formed is an object: :class:`PerPair` (gather each pair's L_d) or :class:`PerOutput` (every output
 of the batch, then gather); :func:`pair_variance_for` picks one from the observed fraction.
 """
-import warnings
-from typing import Tuple, Union
+from typing import Tuple
 
 import gpflow
 import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.config import default_jitter
 
-from .._deprecation import REMOVED_IN
 
 __all__ = ["PairVariance", "PerPair", "PerOutput", "pair_variance_for", "as_pair_variance", "conditional_at_pairs",
            "mean_at_pairs"]
@@ -76,25 +74,11 @@ def pair_variance_for(observed_fraction: float) -> PairVariance:
     return PerOutput() if observed_fraction >= DENSE_VARIANCE_MIN_OBSERVED_FRACTION else PerPair()
 
 
-_NAMES = {"pairs": PerPair, "outputs": PerOutput}
-#: the names ``variance_by`` took before the objects (deprecated; "auto" is ``variance_by=None``)
-VARIANCE_BY_NAMES = ("auto", "pairs", "outputs")
-
-
-def as_pair_variance(value: Union[str, PairVariance], name: str = "variance_by") -> PairVariance:
-    """``value`` as a :class:`PairVariance`; the names ``"pairs"`` / ``"outputs"`` still work for one release,
-    with a ``DeprecationWarning``."""
+def as_pair_variance(value: PairVariance, name: str = "variance_by") -> PairVariance:
+    """``value`` checked to be a :class:`PairVariance`."""
     if isinstance(value, PairVariance):
         return value
-    if isinstance(value, str) and value in _NAMES:
-        warnings.warn(
-            f"{name}={value!r} is deprecated and will be removed in gpflow_ext {REMOVED_IN}; use "
-            f"{name}=gpflow_ext.conditionals.pairs.{_NAMES[value].__name__}() instead.",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return _NAMES[value]()
-    raise ValueError(f"{name} must be a PerPair() or PerOutput() (or 'pairs' / 'outputs'), got {value!r}")
+    raise TypeError(f"{name} must be a gpflow_ext.conditionals.pairs.PerPair() or PerOutput(), got {value!r}")
 
 
 @check_shapes(
@@ -108,7 +92,7 @@ def as_pair_variance(value: Union[str, PairVariance], name: str = "variance_by")
 )
 def conditional_at_pairs(
     x, row_index, output_index, inducing_variable, kernel, q_mu, q_sqrt, *, white: bool,
-    variance_by: Union[str, PairVariance] = PerPair(),
+    variance_by: PairVariance = PerPair(),
 ) -> Tuple[tf.Tensor, tf.Tensor]:
     """Mean and variance of q(f_d(x_n)) = ∫ p(f_d(x_n) | u_d) q(u_d) du_d (A.3 eq. 17-19) at the observed
     pairs (n, d) = (``row_index[p]``, ``output_index[p]``) only, for every sample x[s] of the rows.

@@ -37,7 +37,6 @@ from check_shapes import check_shapes, register_get_shape
 from gpflow.covariances.dispatch import Kuf, Kuu
 from gpflow.kernels import IsotropicStationary, Kernel, Linear, Polynomial, Product, Sum
 
-from .._deprecation import moved_names
 from ..inducing_variables.subspace import SubspaceInducingPoints
 
 __all__ = [
@@ -323,11 +322,3 @@ def inducing_covariances(
     Kmn = Kuf(inducing_variable, kernel, X)  # [M, N]
     Knn = Kff(kernel, X, full_cov=full_cov)  # [N] or [N, N]
     return Kmm, Kmn, Knn
-
-
-# ---------------------------------------------------------------------------------------------
-# the posterior stock SVGP (predict_f, elbo) and gpflow.conditionals.conditional build
-# ---------------------------------------------------------------------------------------------
-
-
-__getattr__ = moved_names(__name__, {"SubspacePosterior": "gpflow_ext.posteriors:SubspacePosterior"})

@@ -27,11 +27,8 @@ from gpflow.models.model import BayesianModel
 from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from gpflow.utilities import triangular
 
-from .._deprecation import _warn, moved_names, renamed_method
-from ._gplvf_legacy import MOVED, LegacyPredictions, is_old_contract, legacy_factory
 from ..bijectors.planar import flow_forward_and_log_det
-from ..conditionals import pairs as pair_conditionals  # (this module's own conditional_at_pairs is a deprecated alias)
-from ..conditionals.pairs import PairVariance, as_pair_variance, mean_at_pairs, pair_variance_for
+from ..conditionals.pairs import PairVariance, as_pair_variance, conditional_at_pairs, mean_at_pairs, pair_variance_for
 from ..kullback_leiblers import LatentKL, as_latent_kl
 from ..latents import (
     BaseCovariance, EncoderLatents, PerRowLatents, as_base_covariance, distinct_rows, draw_row_keyed_base_noise,
@@ -45,10 +42,8 @@ from ..validation import (
 
 __all__ = ["GPLVF"]
 
-__getattr__ = moved_names(__name__, MOVED)  # the old names of this module
 
-
-class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
+class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     """Bayesian GPLVM with a flow q(X), trained by SVI over minibatches of rows.
 
     ``GPLVF(Y, latent_dim=Q, num_inducing=M, flow=planar_flow(K, Q))``; ``Y`` [N, D] with NaN for missing
@@ -75,9 +70,6 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
     ):
         values, observed = check_observations(data, mask, name="data")
         base_covariance = as_base_covariance(base_covariance)
-        if isinstance(variance_by, str) and variance_by == "auto":
-            _warn("GPLVF(variance_by='auto')", "GPLVF(variance_by=None)")
-            variance_by = None
         variance_by = pair_variance_for(observed.mean()) if variance_by is None else as_pair_variance(variance_by)
         num_data, output_dim = values.shape
         latent_dim = check_positive_int(latent_dim, "latent_dim")
@@ -107,10 +99,6 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
 
         if kernel is None:
             kernel = gpflow.kernels.SquaredExponential(lengthscales=np.ones(latent_dim))  # SE-ARD
-        elif isinstance(kernel, str):
-            kernel = legacy_factory("kernel", kernel, "gpflow_ext.recipes.gplvf.make_kernel(name, Q, M)")(
-                kernel, latent_dim, num_inducing
-            )
         if not isinstance(kernel, gpflow.kernels.Kernel):
             raise TypeError(f"kernel must be a gpflow Kernel or None, got {type(kernel)}")
         self.kernel = kernel
@@ -135,10 +123,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
         # Monte Carlo noise from a generator whose state is a variable: reproducible, checkpointed
         # with the model, and no seed-at-trace ops (fit then traces the step once).
         self.noise_generator = tf.random.Generator.from_seed(seed)
-        if encoder is True:
-            build = legacy_factory("encoder", True, "encoder=gpflow_ext.recipes.gplvf.build_encoder(D, Q)")
-            encoder = build(output_dim, latent_dim)
-        if encoder is None or encoder is False:
+        if encoder is None:
             self.latents = PerRowLatents(X_mean, X_var, base_covariance)
         else:
             self.latents = EncoderLatents(encoder, output_dim, latent_dim, base_covariance)
@@ -215,15 +200,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
         out_shape = tf.concat([tf.shape(x)[:-1], [self.output_dim]], axis=0)
         return tf.reshape(f_mean, out_shape), tf.reshape(f_var, out_shape)
 
-    predict_f_at = renamed_method("predict_f")
-
-    def predict_y(self, Xnew, full_cov=False, full_output_cov: bool = False, **legacy) -> Tuple[tf.Tensor, tf.Tensor]:
-        """Mean and variance [..., D] of y at latent points ``Xnew`` [..., Q] (σ² included), as GPflow's.
-
-        The old contract ``predict_y(x_mean, x_var, num_samples=, seed=)`` (numpy, Monte Carlo over q(x*)) still
-        works for one release with a ``DeprecationWarning``: use :meth:`predict_y_marginal`."""
-        if is_old_contract(full_cov, legacy):
-            return self._old_predict_y(Xnew, full_cov, legacy)
+    def predict_y(self, Xnew, full_cov: bool = False, full_output_cov: bool = False) -> Tuple[tf.Tensor, tf.Tensor]:
+        """Mean and variance [..., D] of y at latent points ``Xnew`` [..., Q] (σ² included), as GPflow's; through
+        q(x*) of new rows it is :meth:`predict_y_marginal`."""
         f_mean, f_var = self.predict_f(Xnew, full_cov=full_cov, full_output_cov=full_output_cov)
         return self.likelihood.predict_mean_and_var(Xnew, f_mean, f_var)
 
@@ -248,7 +227,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
         x, kl_x = self.latent_samples_and_kl(x_mean, x_var, base_noise)  # [S, B, Q], [B]
         pairs = tf.where(tf.cast(mask, tf.bool))  # [P, 2] observed (row, output), int64
         row_index, output_index = pairs[:, 0], pairs[:, 1]  # [P] each
-        f_mean, f_var = pair_conditionals.conditional_at_pairs(
+        f_mean, f_var = conditional_at_pairs(
             x, row_index, output_index, self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt,
             white=self.whiten, variance_by=self.variance_by,
         )  # [S, P] each
@@ -320,8 +299,6 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
         var = tf.reduce_mean(f_var + tf.square(f_mean), axis=0) - tf.square(mean) + self.likelihood.variance
         return mean, var
 
-    predict_y_given_base_noise = renamed_method("predict_y_marginal_given_base_noise")
-
     def _row_chunks(self, num_rows: int, num_samples: int):
         """Row ranges small enough that GPflow's conditional ([D, M, J·rows] tiles) stays ~2e7 numbers."""
         size = max(1, int(2e7 // max(1, num_samples * self.output_dim * int(self.inducing_variable.num_inducing))))
@@ -341,13 +318,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin, LegacyPredictions):
         ]  # [n, D] each
         return tf.concat([m for m, _ in parts], axis=0), tf.concat([v for _, v in parts], axis=0)
 
-    def predict_log_density(self, data, full_cov=False, full_output_cov: bool = False, **legacy) -> tf.Tensor:
-        """log p(y_o | x) [N] at latent points: ``data = (X [N, Q], Y [N, D])`` with NaN at unobserved entries.
-
-        The old contract ``predict_log_density(Y_test, x_mean, x_var, ...)`` (numpy, eq. 33 through q(x*)) still
-        works for one release with a ``DeprecationWarning``: use :meth:`predict_log_density_marginal`."""
-        if is_old_contract(full_cov, legacy):
-            return self._old_predict_log_density(data, full_cov, full_output_cov, legacy)
+    def predict_log_density(self, data, full_cov: bool = False, full_output_cov: bool = False) -> tf.Tensor:
+        """log p(y_o | x) [N] at latent points: ``data = (X [N, Q], Y [N, D])`` with NaN at unobserved entries;
+        through q(x*) of new rows it is :meth:`predict_log_density_marginal`."""
         X, Y = data
         f_mean, f_var = self.predict_f(X, full_cov=full_cov, full_output_cov=full_output_cov)  # [N, D] each
         Y = tf.convert_to_tensor(Y, dtype=f_mean.dtype)

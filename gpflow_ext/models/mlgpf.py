@@ -35,31 +35,20 @@ from check_shapes import check_shapes, inherit_check_shapes
 from gpflow.base import RegressionData, TensorType
 from gpflow.inducing_variables import InducingVariables
 
-from .._deprecation import moved_names, renamed_method
 from ..covariances.subspace import to_input_tensor
 from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabelBernoulli
-from ..metrics import ranking_metrics as _ranking_metrics  # private: the public name moved (MOVED)
+from ..metrics import ranking_metrics
 from ..randomness import noise_seed_and_rows, row_uniform
 from ..validation import (
     check_data_tuple,
+    check_multilabel_data,
     check_positive_int,
     check_training_data,
     inducing_input_dim,
 )
-from ..validation import check_multilabel_data as _check_multilabel_data  # private, as above
 from .preconditioned_svgp import PreconditionedSVGP
 
 __all__ = ["MLGPF"]
-
-#: Names that moved out of this module (served with a DeprecationWarning). ``gpflow_ext.recipes.mlgpf`` adds
-#: the paper's variants (``METHODS``, ``parse_method``) here when it is imported, so that this module never
-#: imports the recipes layer.
-MOVED = {
-    "ranking_metrics": "gpflow_ext.metrics:ranking_metrics",
-    "labels_to_csr": "gpflow_ext.validation:labels_to_csr",
-    "check_multilabel_data": "gpflow_ext.validation:check_multilabel_data",
-}
-__getattr__ = moved_names(__name__, MOVED)
 
 
 @check_shapes(
@@ -175,11 +164,9 @@ class MLGPF(PreconditionedSVGP):
         X as float64 numpy or CSR [N, D], Y as 0/1 CSR [N, K]. The arguments' shapes are not declared:
         they are what is being checked (Y may be lists of label ids), with ValueErrors that name them.
         Pass the result to ``fit``/``elbo``."""
-        return _check_multilabel_data(X, Y, num_labels=self.num_labels, input_dim=self.input_dim)
+        return check_multilabel_data(X, Y, num_labels=self.num_labels, input_dim=self.input_dim)
 
     # -- predictions ---------------------------------------------------------------------
-    predict_latent = renamed_method("predict_f")
-
     @check_shapes(  # Xnew [N, D], dense or sparse: checked by _as_inputs, as in predict_f
         "return: [N, K]",
     )
@@ -206,7 +193,7 @@ class MLGPF(PreconditionedSVGP):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= self.num_labels:
             raise ValueError(f"k must be an integer in [1, num_labels={self.num_labels}], got {k!r}")
         batch_size = check_positive_int(batch_size, "batch_size")
-        X, _ = _check_multilabel_data(Xnew, scipy.sparse.csr_matrix((_num_rows(Xnew), self.num_labels)),
+        X, _ = check_multilabel_data(Xnew, scipy.sparse.csr_matrix((_num_rows(Xnew), self.num_labels)),
                                      self.num_labels, self.input_dim, names=("Xnew", "Y"))
         out = []
         for start in range(0, X.shape[0], batch_size):
@@ -227,7 +214,7 @@ class MLGPF(PreconditionedSVGP):
         checked by :meth:`prepare_data`, with messages that name them."""
         X, Y = self.prepare_data(X, Y)
         top = self.predict_top_k(X, k=max(ks), batch_size=batch_size)
-        return _ranking_metrics(top, Y, ks)
+        return ranking_metrics(top, Y, ks)
 
     # -- the bound -----------------------------------------------------------------------
     @check_shapes("return: []")
@@ -266,6 +253,6 @@ def _check_mlgpf_data(model: MLGPF, data: Any) -> Tuple[Any, ...]:
     with the inducing inputs' D; Y a 0/1 CSR matrix [N, K] (from a dense or sparse 0/1 matrix, or lists of
     label ids). Values other than 0/1 (e.g. 0.5) are refused, never read as positives."""
     X, Y = check_data_tuple(data, ("X", "Y"), type(model).__name__)
-    return _check_multilabel_data(
+    return check_multilabel_data(
         X, Y, num_labels=model.num_labels, input_dim=model.input_dim, names=("data[0] (X)", "data[1] (Y)")
     )

@@ -18,7 +18,7 @@ All parameters — network weights, kernel hyperparameters, A, and q(u) — are 
 labels ``[N]`` or ``[N, 1]``). The paper's Section 5 schedule (network, then GP layer, then jointly) is
 :func:`gpflow_ext.recipes.svdkl.pretrain_and_fit`.
 """
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -29,10 +29,9 @@ from gpflow.base import InputData, RegressionData
 from gpflow.keras import tf_keras
 from gpflow.models import BayesianModel, ExternalDataTrainingLossMixin
 
-from .._deprecation import moved_attribute, moved_names
 from ..inducing_variables.grid import BoundedScaling
 from ..likelihoods.mixed_softmax import MixedSoftmax
-from ..metrics import classification_metrics as _classification_metrics  # the module's old name is a shim
+from ..metrics import classification_metrics
 from ..validation import (
     check_classifier_data,
     check_network_inputs,
@@ -40,23 +39,13 @@ from ..validation import (
     check_positive_number,
     check_positive_values,
     check_training_data,
-    validate_classification_data as _validate_classification_data,
+    validate_classification_data,
 )
 from ..validation.classifiers import layer_input_shape
-from ..variational.grid_priors import GridPrior, toeplitz_prior_factors
 from ..variational.latent_gps import KISSGPGrid, LatentGPs
-from .svdkl_arguments import feature_groups_array, latent_gps_from_arguments, num_features_of
+from .svdkl_arguments import feature_groups_array, latent_gps_of, num_features_of
 
 __all__ = ["SVDKL"]
-
-__getattr__ = moved_names(__name__, {
-    "SoftmaxNetwork": "gpflow_ext.models.softmax_network:SoftmaxNetwork",
-    "classification_metrics": "gpflow_ext.metrics:classification_metrics",
-    "validate_classification_data": "gpflow_ext.validation:validate_classification_data",
-    "check_network_dtype": "gpflow_ext.validation:check_network_dtype",
-})
-# ``pretrain_and_fit`` moved to gpflow_ext.recipes.svdkl, which sets its deprecated alias on this module when
-# gpflow_ext is imported (models never import recipes).
 
 
 class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
@@ -69,23 +58,16 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         dimension); default ``[[0], [1], ..., [Q-1]]`` (one GP per feature).
     :param num_features: Q, needed only if it cannot be read from ``feature_extractor.output_shape``.
     :param inducing: the GPs' inducing choice, an unbuilt :class:`~gpflow_ext.variational.KISSGPGrid`
-        (default ``KISSGPGrid(grid_size, prior=grid_prior)``, the paper) or
-        :class:`~gpflow_ext.variational.FreeInducingPoints` (SVGP-style). The strings ``"grid"``/``"points"``
-        of earlier releases still work, with a ``DeprecationWarning``.
-    :param grid_size: grid points per dimension of the default grid (64).
-    :param num_inducing: inducing points per GP for ``inducing="points"`` (deprecated form).
+        (default ``KISSGPGrid(64)``, the paper's grid; its ``prior`` is
+        :class:`~gpflow_ext.variational.ToeplitzGridPrior`, exact K_ZZ, or
+        :class:`~gpflow_ext.variational.CirculantGridPrior`, the paper's circulant approximation, FFT, which
+        needs ``whiten=True``) or :class:`~gpflow_ext.variational.FreeInducingPoints` (SVGP-style).
     :param num_samples: T, Monte Carlo samples of u per step (eq. 4; the paper uses 1).
     :param lengthscale: initial RBF lengthscale (features are scaled into [-1, 1]).
     :param jitter: added to K_ZZ (each Kronecker factor on a grid).
     :param whiten: parameterise q(u) through u = R v with K_ZZ = R Rᵀ and q(v) = N(μ, ⊗_d L_d L_dᵀ): the same
         family and KL as the paper's q(u), far better conditioned for gradient descent on fine grids.
         ``False`` gives the paper's direct N(μ, LLᵀ) parameterisation (Toeplitz prior and inducing points).
-    :param grid_prior: the default grid's prior object, :class:`~gpflow_ext.variational.ToeplitzGridPrior`
-        (default, exact K_ZZ) or :class:`~gpflow_ext.variational.CirculantGridPrior` (the paper's circulant
-        approximation, FFT, needs ``whiten=True``); the strings ``"toeplitz"``/``"circulant"`` (with
-        ``circulant_period_factor``, ``circulant_variational_size``) are deprecated.
-    :param out_of_range: the default grid's policy for features outside [-1, 1] ("clamp" or "error"); the
-        built-in tanh scaling keeps features inside.
     """
 
     def __init__(
@@ -96,17 +78,11 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         *,
         feature_groups: Optional[Sequence[Sequence[int]]] = None,
         num_features: Optional[int] = None,
-        inducing: Union[LatentGPs, str, None] = None,
-        grid_size: Optional[int] = None,
-        num_inducing: Optional[int] = None,
+        inducing: Optional[LatentGPs] = None,
         num_samples: int = 1,
         lengthscale: float = 0.5,
         jitter: float = 1e-5,
         whiten: bool = True,
-        grid_prior: Union[GridPrior, str, None] = None,
-        circulant_period_factor: Optional[float] = None,
-        circulant_variational_size: Optional[int] = None,
-        out_of_range: Optional[str] = None,
         name: Optional[str] = None,
     ):
         super().__init__(name=name)
@@ -118,20 +94,12 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         num_classes = check_positive_int(num_classes, "num_classes", minimum=2)
         num_data = check_positive_int(num_data, "num_data")
         num_samples = check_positive_int(num_samples, "num_samples")
-        grid_size = check_positive_int(grid_size, "grid_size", allow_none=True)
         num_features = check_positive_int(num_features, "num_features", allow_none=True)
-        num_inducing = check_positive_int(num_inducing, "num_inducing", allow_none=True)
-        circulant_variational_size = check_positive_int(
-            circulant_variational_size, "circulant_variational_size", allow_none=True
-        )
         check_positive_values(lengthscale, "lengthscale")
         check_positive_number(jitter, "jitter", "a positive finite number")
-        gps = latent_gps_from_arguments(
-            inducing, grid_prior, grid_size, num_inducing, circulant_period_factor, circulant_variational_size,
-            out_of_range,
-        )
+        gps = latent_gps_of(inducing)
         if isinstance(gps, KISSGPGrid) and not gps.prior.supports_unwhitened and not whiten:
-            raise ValueError(f"{gps.prior!r} (grid_prior='circulant') needs whiten=True")
+            raise ValueError(f"{gps.prior!r} needs whiten=True")
         Q = num_features_of(feature_extractor, num_features)
         groups = feature_groups_array(feature_groups, Q)
 
@@ -171,25 +139,6 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
     def q_mu(self) -> gpflow.Parameter:
         """q(u)'s mean (``[M, J]`` for inducing points; ``[J, m]`` for a grid)."""
         return self.gps.q_mu if hasattr(self.gps, "q_mu") else self.gps.q.q_mu
-
-    # -- names of earlier releases (one release more, with a DeprecationWarning) -----------------
-    inducing = moved_attribute(lambda m: "grid" if isinstance(m.gps, KISSGPGrid) else "points",
-                               "SVDKL.gps (KISSGPGrid or FreeInducingPoints)")
-    grid_prior = moved_attribute(
-        lambda m: None if not isinstance(m.gps, KISSGPGrid) else type(m.gps.prior).__name__[:-9].lower(),
-        "SVDKL.gps.prior (ToeplitzGridPrior or CirculantGridPrior)")
-    ring_sizes = moved_attribute(lambda m: m.gps.prior.latent_sizes(m.inducing_variable),
-                                 "SVDKL.gps.prior.latent_sizes(grid)")
-    variational_sizes = moved_attribute(lambda m: m.gps.prior.variational_sizes(m.inducing_variable),
-                                        "SVDKL.gps.prior.variational_sizes(grid)")
-    prior_factors = moved_attribute(
-        lambda m: lambda: toeplitz_prior_factors(m.inducing_variable, m.kernel.kernels, m.jitter),
-        "gpflow_ext.variational.grid_priors.toeplitz_prior_factors(grid, kernels, jitter)")
-    prior_sqrt_factors = moved_attribute(
-        lambda m: lambda: m.gps.prior.sqrt_factors(m.inducing_variable, m.kernel.kernels, m.jitter),
-        "SVDKL.gps.prior.sqrt_factors(grid, kernels, jitter)")
-    grid_values = moved_attribute(lambda m: m.gps.grid_values, "SVDKL.gps.grid_values")
-    points_conditional = moved_attribute(lambda m: m.gps.marginals, "SVDKL.gps.marginals")
 
     # -- pieces ----------------------------------------------------------------------------
     def network_variables(self) -> List[tf.Variable]:
@@ -289,9 +238,9 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
     ) -> Dict[str, float]:
         """Accuracy and mean negative log predictive probability (NLP, Tables 5–6); ``seed`` as in
         :meth:`predict_proba`."""
-        X, Y = _validate_classification_data(X, Y, self.num_classes, self.input_shape)
+        X, Y = validate_classification_data(X, Y, self.num_classes, self.input_shape)
         P = self.predict_proba(X, num_samples=num_samples, batch_size=batch_size, seed=seed)
-        return _classification_metrics(P, Y)
+        return classification_metrics(P, Y)
 
     def deep_kernel(self, X1: Any, X2: Any = None) -> np.ndarray:
         """The learned deep kernel Σ_j k_j(h_j(x), h_j(x')) on scaled features (Figure 3).

@@ -1,73 +1,26 @@
-"""SVDKL's constructor arguments: feature groups, the number of features, and the GP layer object of the
-inducing / grid-prior arguments (the strings of earlier releases map to objects with a ``DeprecationWarning``)."""
-import warnings
-from typing import Optional, Sequence, Union
+"""SVDKL's constructor arguments: the GP layer object, the number of features and the feature groups."""
+from typing import Optional, Sequence
 
 import numpy as np
 
 from gpflow.keras import tf_keras
 
-from .._deprecation import REMOVED_IN
-from ..validation import check_choice
-from ..variational.grid_priors import GRID_PRIOR_NAMES, GridPrior, grid_prior_from_name
-from ..variational.latent_gps import FreeInducingPoints, KISSGPGrid, LatentGPs
+from ..variational.latent_gps import KISSGPGrid, LatentGPs
 
-__all__ = ["latent_gps_from_arguments", "num_features_of", "feature_groups_array"]
+__all__ = ["latent_gps_of", "num_features_of", "feature_groups_array"]
 
 
-def _deprecated_argument(old: str, new: str) -> None:
-    warnings.warn(
-        f"SVDKL({old}) is deprecated and will be removed in gpflow_ext {REMOVED_IN}; use {new} instead.",
-        DeprecationWarning,
-        stacklevel=4,
-    )
-
-
-def latent_gps_from_arguments(
-    inducing: Union[LatentGPs, str, None],
-    grid_prior: Union[GridPrior, str, None],
-    grid_size: Optional[int],
-    num_inducing: Optional[int],
-    circulant_period_factor: Optional[float],
-    circulant_variational_size: Optional[int],
-    out_of_range: Optional[str],
-) -> LatentGPs:
-    """The GP layer object of :class:`SVDKL`'s arguments; the strings of earlier releases
-    (``inducing="grid"|"points"``, ``grid_prior="toeplitz"|"circulant"``, ``circulant_*``) map to objects with
-    a ``DeprecationWarning``."""
-    if isinstance(inducing, LatentGPs):
-        given = dict(grid_prior=grid_prior, grid_size=grid_size, num_inducing=num_inducing, out_of_range=out_of_range,
-                     circulant_period_factor=circulant_period_factor,
-                     circulant_variational_size=circulant_variational_size)
-        extra = [k for k, v in given.items() if v is not None]
-        if extra:
-            raise ValueError(f"inducing={type(inducing).__name__}(...) carries its own settings; do not also pass {extra}")
-        return inducing
-    if inducing is not None:
-        check_choice(inducing, "inducing", ("grid", "points"))
-        new = "KISSGPGrid(grid_size, prior=...)" if inducing == "grid" else "FreeInducingPoints(num_inducing)"
-        _deprecated_argument(f"inducing={inducing!r}", f"inducing=gpflow_ext.variational.{new}")
-    if isinstance(grid_prior, str):
-        check_choice(grid_prior, "grid_prior", GRID_PRIOR_NAMES)
-        new = "ToeplitzGridPrior()" if grid_prior == "toeplitz" else "CirculantGridPrior(period_factor, variational_size)"
-        _deprecated_argument(f"grid_prior={grid_prior!r}", f"gpflow_ext.variational.{new}")
-    elif grid_prior is not None and not isinstance(grid_prior, GridPrior):
-        raise TypeError(f"grid_prior must be a GridPrior (ToeplitzGridPrior(), CirculantGridPrior()), got {grid_prior!r}")
-    for arg, value in (("circulant_period_factor", circulant_period_factor),
-                       ("circulant_variational_size", circulant_variational_size)):
-        if value is not None:
-            if not isinstance(grid_prior, str):
-                raise ValueError(f"{arg} configures grid_prior='circulant' only; pass CirculantGridPrior(...) instead")
-            _deprecated_argument(f"{arg}=...", "gpflow_ext.variational.CirculantGridPrior(period_factor, variational_size)")
-    if inducing == "points":
-        if grid_prior is not None and not (isinstance(grid_prior, str) and grid_prior == "toeplitz"):
-            raise ValueError("grid_prior='circulant' needs inducing='grid' and whiten=True")
-        return FreeInducingPoints(num_inducing or grid_size or 64)
-    if isinstance(grid_prior, str):
-        grid_prior = grid_prior_from_name(
-            grid_prior, 3.0 if circulant_period_factor is None else circulant_period_factor, circulant_variational_size
+def latent_gps_of(inducing: Optional[LatentGPs]) -> LatentGPs:
+    """The GP layer object of :class:`SVDKL`'s ``inducing`` argument: ``None`` is ``KISSGPGrid(64)`` (the paper's
+    grid with a Toeplitz prior)."""
+    if inducing is None:
+        return KISSGPGrid(64)
+    if not isinstance(inducing, LatentGPs):
+        raise TypeError(
+            "inducing must be a gpflow_ext.variational.KISSGPGrid or FreeInducingPoints (or None), "
+            f"got {inducing!r}"
         )
-    return KISSGPGrid(64 if grid_size is None else grid_size, prior=grid_prior, out_of_range=out_of_range or "clamp")
+    return inducing
 
 
 def num_features_of(feature_extractor: tf_keras.layers.Layer, num_features: Optional[int]) -> int:

@@ -9,9 +9,6 @@
 * :class:`BaseGaussianKLAblation` and :data:`KL_X_CHOICES`: the KL(q(x)) choices of the experiments (the
   ablation is biased and never a default).
 * :func:`flow_summaries`: how far the trained flow takes each row's q(x_n) from a Gaussian.
-
-Importing this module also installs the deprecated ``GPLVF.infer_latent`` method and the old names of
-``gpflow_ext.models.gplvf`` that moved here (``gpflow_ext`` imports it).
 """
 import dataclasses
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
@@ -22,11 +19,9 @@ import tensorflow as tf
 from gpflow.config import default_float
 from gpflow.keras import tf_keras
 
-from .._deprecation import _warn
 from ..bijectors import flow_local_nonlinearity, planar_flow
 from ..kullback_leiblers import LatentKL, MonteCarloFlowKL, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal
 from ..latents import BASE_COVARIANCE_NAMES
-from ..models import _gplvf_legacy
 from ..models.gplvf import GPLVF
 from ..models.new_rows_latents import NewRowsLatents
 from ..training import NaturalGradientUpdate, adam_by_group, decayed_learning_rate, fit
@@ -286,19 +281,3 @@ def flow_summaries(model: GPLVF, heldout_mean, heldout_var, seed: int) -> Dict[s
     if heldout_mean is not None:
         out["heldout"] = flow_local_nonlinearity(model.flow, heldout_mean, heldout_var, scale=scale, seed=seed)
     return out
-
-
-# ------------------------------------------------------------------------------------ deprecated model API
-def _infer_latent_method(self: GPLVF, Y, mask=None, **kwargs) -> Tuple[np.ndarray, np.ndarray]:
-    """Deprecated: ``gpflow_ext.recipes.gplvf.infer_latent(model, Y_new, mask=..., ...)``."""
-    _warn("GPLVF.infer_latent", "gpflow_ext.recipes.gplvf.infer_latent(model, Y_new, ...)")
-    return infer_latent(self, Y, mask, **kwargs)
-
-
-GPLVF.infer_latent = _infer_latent_method
-_gplvf_legacy.LEGACY_FACTORIES.update(kernel=make_kernel, encoder=build_encoder)
-_gplvf_legacy.MOVED.update(
-    make_kernel="gpflow_ext.recipes.gplvf:make_kernel",
-    build_encoder="gpflow_ext.recipes.gplvf:build_encoder",
-    KERNEL_NAMES="gpflow_ext.recipes.gplvf:KERNEL_NAMES",
-)

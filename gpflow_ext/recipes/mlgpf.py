@@ -36,11 +36,9 @@ import numpy as np
 import scipy.sparse
 import tensorflow as tf
 
-from .._deprecation import deprecated_alias
 from ..covariances.subspace import to_input_tensor
 from ..inducing_variables import BasisInducingPoints, SubspaceInducingPoints
 from ..models import MLGPF
-from ..models import mlgpf as _mlgpf_module
 from ..training import TensorBoard, fit
 from ..training.schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
 from ..validation import check_choice, check_multilabel_data, check_positive_int, check_positive_number
@@ -274,25 +272,6 @@ def median_distance(X: Matrix, sq_norms: np.ndarray, rng: np.random.Generator, s
     upper = dist2[np.triu_indices(len(rows), k=1)]
     median = float(np.sqrt(np.median(upper))) if upper.size else 1.0
     return median if median > 0 else 1.0
-
-
-def _from_method(
-    cls: type, method: str, X: Any, Y: Any, num_inducing: int = 500, num_latent_gps: int = 30, rank: int = 1000,
-    num_negative_samples: Optional[int] = None, kmeans_max_iter: int = 10, seed: int = 0, **kwargs: Any,
-) -> MLGPF:
-    """One of the paper's eight variants from the training data (see :func:`build_mlgpf`)."""
-    config = paper_config(method, num_inducing=num_inducing, num_latent_gps=num_latent_gps, rank=rank,
-                          kmeans_max_iter=kmeans_max_iter, seed=seed)
-    config = dataclasses.replace(config, num_negative_samples=num_negative_samples)
-    return build_mlgpf(config, X, Y, **kwargs)
-
-
-# The paper's variants used to live on the model; the old spellings keep working (with a warning) once
-# gpflow_ext is imported, without the models layer importing this one.
-MLGPF.from_method = classmethod(deprecated_alias(
-    _from_method, "MLGPF.from_method", "gpflow_ext.recipes.mlgpf.build_mlgpf(paper_config(method, ...), X, Y)"
-))
-_mlgpf_module.MOVED.update({"METHODS": f"{__name__}:METHODS", "parse_method": f"{__name__}:parse_method"})
 
 
 # -----------------------------------------------------------------------------------------

@@ -22,10 +22,7 @@ import numpy as np
 
 from gpflow.keras import tf_keras
 
-from .. import models as _models
-from .._deprecation import deprecated_alias
 from ..models import SVDKL
-from ..models import svdkl as _models_svdkl
 from ..variational import KISSGPGrid
 from ..variational.grid_priors import grid_prior_from_name
 from .svdkl_networks import build_lenet, build_mlp, epochs_decayed_learning_rate, network_optimizer
@@ -192,10 +189,3 @@ def run_digits(quick: bool = True, grid_prior: str = "toeplitz", *, logdir: Opti
         f"SV-DKL acc {result['svdkl_accuracy']:.4f} (NLP {result['svdkl_nlp']:.4f}) in {result['seconds']:.0f} s"
     )
     return result
-
-
-# the models package cannot import recipes: the old name is set on it here, when gpflow_ext is imported
-_models_svdkl.pretrain_and_fit = deprecated_alias(
-    pretrain_and_fit, "gpflow_ext.models.svdkl.pretrain_and_fit", "gpflow_ext.recipes.svdkl.pretrain_and_fit"
-)
-_models.pretrain_and_fit = _models_svdkl.pretrain_and_fit

@@ -135,7 +135,7 @@ def test_streamed_writer_round_trip_and_row_count(tmp_path, rng):
 def test_fit_on_the_stream_equals_fit_on_the_arrays(tmp_path):
     import gpflow
 
-    from gpflow_ext.models import MLGPF
+    from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
     from gpflow_ext.training import fit
 
     X = sp.random(90, 40, density=0.2, format="csr", random_state=0)
@@ -144,7 +144,8 @@ def test_fit_on_the_stream_equals_fit_on_the_arrays(tmp_path):
     path = tmp_path / "tiny.txt"
     write_xmc_text(path, X, Y, value_format="{!r}")
     X, Y = read_xmc_text(path)[:2]
-    models = [MLGPF.from_method("s-linear", X, Y, num_inducing=8, num_latent_gps=3, rank=10) for _ in range(2)]
+    config = paper_config("s-linear", num_inducing=8, num_latent_gps=3, rank=10)
+    models = [build_mlgpf(config, X, Y) for _ in range(2)]
     fit(models[0], (X, Y), epochs=3, batch_size=20, shuffle=False, progress=False, learning_rate=0.05)
     history = fit(models[1], XMCTextSource(path, batch_size=20), epochs=3, progress=False, learning_rate=0.05)
     assert history.steps[-1] == 3 * 5

@@ -25,7 +25,8 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 from gpflow_ext.bijectors import planar_flow  # noqa: E402
-from gpflow_ext.models import GPLVF, MLGPF  # noqa: E402
+from gpflow_ext.models import GPLVF  # noqa: E402
+from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config  # noqa: E402
 from gpflow_ext.training import Callback, fit, is_chief  # noqa: E402
 
 N = 200
@@ -44,8 +45,8 @@ def mlgpf_problem():
     X = sp.random(N, 40, density=0.15, format="csr", random_state=1)
     Y = sp.random(N, 25, density=0.12, format="csr", random_state=2)
     Y.data[:] = 1.0
-    model = MLGPF.from_method("s-linear", X, Y, num_inducing=6, num_latent_gps=3, rank=8, num_negative_samples=4,
-                              seed=0)
+    config = paper_config("s-linear", num_inducing=6, num_latent_gps=3, rank=8, num_negative_samples=4, seed=0)
+    model = build_mlgpf(config, X, Y)
     return model, model.prepare_data(X, Y)
 
 
