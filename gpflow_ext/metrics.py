@@ -5,7 +5,7 @@ Multi-label metrics never build a dense N x K matrix: the true labels are a ``sc
 matrix [N, K] (K up to 1e5 and more) and the predictions arrive either as a dense score array
 [N, K] (moderate K; reduced to the top k in row chunks by ``top_k``) or directly as the top-k
 label indices [N, k'] (k' >= k, best first). Definitions follow the Extreme Classification
-Repository (and napkinXC's ``precision_at_k`` / ``ndcg_at_k``):
+Repository (and napkinXC's ``precision_at_k`` / ``ndcg_at_k``)::
 
     P@k    = 1/N sum_i 1/k sum_{r<k} y_i[pi_i(r)]
     DCG@k  = sum_{r<k} y_i[pi_i(r)] / log2(r + 2),   nDCG@k = DCG@k / sum_{r<min(k, |y_i|)} 1/log2(r + 2)

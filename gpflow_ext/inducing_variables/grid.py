@@ -69,8 +69,9 @@ class GridInducingPoints(InducingVariables):
     :param num_grid_points: points per dimension, an int (same for all D) or one int per dimension;
         at least 4 (Keys' interpolation needs 4 neighbours).
     :param input_dim: D, the input dimension of the base kernel (1 by default).
-    :param lower, upper: the interpolation range of every dimension (inputs are expected in it);
-        the grid extends one spacing beyond each end.
+    :param lower: the lower end of the interpolation range of every dimension (inputs are expected in
+        ``[lower, upper]``); the grid extends one spacing beyond each end.
+    :param upper: the upper end of that range.
     :param out_of_range: ``"clamp"`` (default) or ``"error"`` for inputs outside ``[lower, upper]``.
     """
 

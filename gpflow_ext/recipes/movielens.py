@@ -74,6 +74,7 @@ def small_slice(matrix: sp.csr_matrix, num_users=SMALL_USERS, num_items=SMALL_IT
 
 
 def rmse(pred: np.ndarray, target: np.ndarray) -> float:
+    """Root mean squared difference of ``pred`` and ``target``."""
     return float(np.sqrt(np.mean((pred - target) ** 2)))
 
 
@@ -181,6 +182,7 @@ def evaluate_at(model, x_mean, x_var, target: sp.csr_matrix, num_samples: int, s
 
 
 def flow_name(flow_length: int) -> str:
+    """``"gaussian"`` for no flow, else ``"planar_<flow_length>"``: the name results are stored under."""
     return "gaussian" if flow_length == 0 else f"planar_{flow_length}"
 
 
