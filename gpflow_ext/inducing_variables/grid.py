@@ -21,7 +21,7 @@ range (so f(x) = f(clamp(x)), a constant extrapolation), ``"error"`` raises. Map
 the range with :class:`BoundedScaling` (a tanh layer) and no input is ever outside.
 """
 import numbers
-from typing import Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
@@ -166,7 +166,8 @@ def interpolation_indices_and_weights(
         )
     X = tf.clip_by_value(X, grid.lower, grid.upper)
     batch_shape = tf.shape(X)[:-1]
-    idx_all, w_all = None, None
+    idx_all: Any = None
+    w_all: Any = None
     for d in range(grid.input_dim):
         m, h = grid.grid_sizes[d], grid.spacings[d]
         pos = (X[..., d] - (grid.lower - h)) / h  # [...] position in grid units, in [1, m-2]
