@@ -13,7 +13,7 @@ Repository (and napkinXC's ``precision_at_k`` / ``ndcg_at_k``)::
 where pi_i ranks the labels of point i by decreasing score. A point with no true label
 contributes 0 to both means (it still counts in N).
 """
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, Optional, Sequence, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,7 +24,7 @@ from .validation import check_positive_int
 __all__ = ["top_k", "precision_at_k", "ndcg_at_k", "ranking_metrics", "accuracy", "mean_negative_log_predictive",
            "gaussian_negative_log_predictive", "rmse", "classification_metrics"]
 
-ArrayLike = Union[np.ndarray, sp.spmatrix]
+ArrayLike: TypeAlias = np.ndarray | sp.spmatrix
 _CHUNK_ELEMENTS = 1 << 24  # scores per chunk in top_k (128 MiB of float64)
 
 
@@ -157,7 +157,8 @@ def precision_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_
 
 
 def ndcg_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indices: Optional[bool] = None) -> float:
-    """Mean nDCG@k over the N points (binary relevance; points without labels contribute 0). Arguments as precision_at_k."""
+    """Mean nDCG@k over the N points (binary relevance; points without labels contribute 0). Arguments as
+    :func:`precision_at_k`."""
     k, y_true, hits = _checked_hits(y_true, y_pred, k, y_pred_is_indices)  # hits [N, k]
     discounts = 1.0 / np.log2(np.arange(2, k + 2))  # [k]
     dcg = hits @ discounts  # [N]

@@ -1,12 +1,12 @@
 """Checks of scalar arguments (counts, rates, positive parameters, choices, models)."""
 import numbers
-from typing import Any, Literal, Optional, Sequence, Union, overload
+from typing import Any, Literal, Optional, Sequence, TypeAlias, overload
 
 import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
 
-Array = Union[np.ndarray, sp.csr_matrix]
+Array: TypeAlias = np.ndarray | sp.csr_matrix
 
 
 @overload

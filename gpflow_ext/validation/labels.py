@@ -1,5 +1,5 @@
 """Checks of targets: class indices, 0/1 label matrices, observations with missing entries, row indices."""
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Optional, Tuple, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -8,7 +8,7 @@ from check_shapes import check_shapes
 
 from .arrays import _as_numpy, check_input_matrix
 
-Array = Union[np.ndarray, sp.csr_matrix]
+Array: TypeAlias = np.ndarray | sp.csr_matrix
 
 
 def check_class_labels(
