@@ -65,9 +65,25 @@ def test_every_name_in_all_exists():
 def test_api_reference_builds_without_warnings(tmp_path):
     start = time.monotonic()
     result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d", str(tmp_path / "doctrees"),
-         str(ROOT / "docs" / "api"), str(tmp_path / "html")],
-        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-q",
+            "-b",
+            "html",
+            "-d",
+            str(tmp_path / "doctrees"),
+            str(ROOT / "docs" / "api"),
+            str(tmp_path / "html"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+        timeout=300,
     )
     messages = [line for line in result.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
     assert result.returncode == 0, "sphinx-build -W failed:\n" + "\n".join(messages or result.stderr.splitlines()[-30:])
