@@ -127,8 +127,8 @@ class MonteCarloFlowKL(LatentKL):
     def __init__(self, base_in_closed_form: bool = True):
         self.base_in_closed_form = bool(base_in_closed_form)
 
-    @property
-    def name(self) -> str:
+    @property  # the other estimators' class attribute, derived from the estimator's setting here
+    def name(self) -> str:  # type: ignore[override]
         return "monte_carlo" if self.base_in_closed_form else "monte_carlo_plain"
 
     @inherit_check_shapes

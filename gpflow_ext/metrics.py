@@ -5,7 +5,7 @@ Multi-label metrics never build a dense N x K matrix: the true labels are a ``sc
 matrix [N, K] (K up to 1e5 and more) and the predictions arrive either as a dense score array
 [N, K] (moderate K; reduced to the top k in row chunks by ``top_k``) or directly as the top-k
 label indices [N, k'] (k' >= k, best first). Definitions follow the Extreme Classification
-Repository (and napkinXC's ``precision_at_k`` / ``ndcg_at_k``):
+Repository (and napkinXC's ``precision_at_k`` / ``ndcg_at_k``)::
 
     P@k    = 1/N sum_i 1/k sum_{r<k} y_i[pi_i(r)]
     DCG@k  = sum_{r<k} y_i[pi_i(r)] / log2(r + 2),   nDCG@k = DCG@k / sum_{r<min(k, |y_i|)} 1/log2(r + 2)
@@ -13,7 +13,7 @@ Repository (and napkinXC's ``precision_at_k`` / ``ndcg_at_k``):
 where pi_i ranks the labels of point i by decreasing score. A point with no true label
 contributes 0 to both means (it still counts in N).
 """
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, Optional, Sequence, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,7 +24,7 @@ from .validation import check_positive_int
 __all__ = ["top_k", "precision_at_k", "ndcg_at_k", "ranking_metrics", "accuracy", "mean_negative_log_predictive",
            "gaussian_negative_log_predictive", "rmse", "classification_metrics"]
 
-ArrayLike = Union[np.ndarray, sp.spmatrix]
+ArrayLike: TypeAlias = np.ndarray | sp.spmatrix
 _CHUNK_ELEMENTS = 1 << 24  # scores per chunk in top_k (128 MiB of float64)
 
 
@@ -157,7 +157,8 @@ def precision_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_
 
 
 def ndcg_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indices: Optional[bool] = None) -> float:
-    """Mean nDCG@k over the N points (binary relevance; points without labels contribute 0). Arguments as precision_at_k."""
+    """Mean nDCG@k over the N points (binary relevance; points without labels contribute 0). Arguments as
+    :func:`precision_at_k`."""
     k, y_true, hits = _checked_hits(y_true, y_pred, k, y_pred_is_indices)  # hits [N, k]
     discounts = 1.0 / np.log2(np.arange(2, k + 2))  # [k]
     dcg = hits @ discounts  # [N]

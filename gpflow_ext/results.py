@@ -69,6 +69,7 @@ def _process_started() -> float:
 
 
 def _threads() -> Dict[str, Any]:
+    usable: Optional[int]
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
@@ -85,7 +86,7 @@ def _threads() -> Dict[str, Any]:
 
 
 def _versions() -> Dict[str, Optional[str]]:
-    versions = {"python": platform.python_version()}
+    versions: Dict[str, Optional[str]] = {"python": platform.python_version()}
     for name in ("tensorflow", "tensorflow-probability", "gpflow", "numpy", "scipy", "scikit-learn"):
         try:
             versions[name] = metadata.version(name)

@@ -57,7 +57,7 @@ def model_float_type(model: tf.Module) -> tf.DType:
 
 
 @functools.singledispatch
-def serving_functions(model: Any, **options: Any) -> Dict[str, Callable]:
+def serving_functions(model: Any, **options: Any) -> Dict[str, Any]:
     """``{name: tf.function with an input_signature}`` for ``model`` (see the module docstring).
 
     :raises TypeError: for a model this package does not know how to serve.

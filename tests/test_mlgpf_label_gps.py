@@ -59,7 +59,8 @@ def test_independent_labels_equal_explicit_identity_loadings(negatives):
 
 
 def test_full_rank_model_is_bayesian_one_vs_rest_logistic_regression():
-    """R = D: the bound equals Σ_k (Σ_i E_{q(w_k)} log σ(±(w_kᵀx_i + b_k)) − KL[q(w_k) ‖ N(0, σ² I)]) in weight space."""
+    """R = D: the bound equals Σ_k (Σ_i E_{q(w_k)} log σ(±(w_kᵀx_i + b_k)) − KL[q(w_k) ‖ N(0, σ² I)]) in weight
+    space."""
     X, Y = _problem(rows=40, cols=8)
     model, _ = _pair(X, rank=8)
     Xd, Yd = X.toarray(), Y.toarray()

@@ -224,7 +224,8 @@ def readme_bibtex() -> str:
     for method, name in (("omikuji", "omikuji (Parabel defaults)"), ("napkinxc", "napkinXC PLT")):
         runs = _peer_runs(method)
         rows.append([f"{name}, median of {len(runs)} runs (range)"] + [_median_range(runs, f"P@{k}") for k in KS]
-                    + ["`python -m experiments.xmc_baselines --dataset bibtex --methods omikuji napkinxc napkinxc-ovr --repeats 10 --save-rows`"])
+                    + ["`python -m experiments.xmc_baselines --dataset bibtex --methods omikuji napkinxc napkinxc-ovr "
+                       "--repeats 10 --save-rows`"])
     return markdown_table(["model", "P@1", "P@3", "P@5", "command"], rows)
 
 
@@ -233,7 +234,8 @@ def readme_amazoncat() -> str:
     full, basis = load(f"{SCALING}/full_k13k.json"), load(f"{SCALING}/basis_and_200_steps.json")
     minutes = full["seconds_per_epoch_measured"][0] / 60
     paper = PAPER["table5_minutes_per_epoch"]["amazoncat"]["s-linear"]
-    return (f"takes {fmt(minutes, 1)} minutes on 2 CPU cores in float32 with a peak RSS of {fmt(full['peak_rss_gb'], 1)} GB "
+    return (f"takes {fmt(minutes, 1)} minutes on 2 CPU cores in float32 with a peak RSS of "
+            f"{fmt(full['peak_rss_gb'], 1)} GB "
             f"({fmt(basis['rss_gb_after_basis'], 1)} GB while the basis is computed); the paper's Table 5 gives "
             f"{fmt(paper, 1)} minutes per epoch on real AmazonCat on its Xeon server (another machine and other "
             "data, so not a speed-up)")
@@ -257,7 +259,8 @@ def speed() -> str:
 @generator("mlgpf-speed-matmul")
 def speed_matmul() -> str:
     rates = load(f"{STORE}/mlgpf_speed.json")["matmul_gflops"]
-    return f"TF matmul in the same run: {fmt(rates['float64'], 1)} GFLOP/s float64, {fmt(rates['float32'], 1)} GFLOP/s float32"
+    return (f"TF matmul in the same run: {fmt(rates['float64'], 1)} GFLOP/s float64, "
+            f"{fmt(rates['float32'], 1)} GFLOP/s float32")
 
 
 @generator("mlgpf-fit-timing")
@@ -329,7 +332,8 @@ def scaling_phases() -> str:
     rows = [
         ["statistics pass (label counts, mean ‖x‖², a 100k-row sample)", fmt(wall["statistics"], 0),
          fmt(cpu["statistics"], 0), fmt(basis["rss_gb_after_statistics"], 2)],
-        [f"basis: streamed randomized SVD, R = {basis['R']}, {args['passes']} passes over {int(args['basis_sample']):,} "
+        [f"basis: streamed randomized SVD, R = {basis['R']}, {args['passes']} passes over "
+         f"{int(args['basis_sample']):,} "
          f"random training rows, float32 work arrays, k-means (A) on {int(args['kmeans_sample']):,} of them",
          fmt(wall["basis"], 0), fmt(cpu["basis"], 0), fmt(basis["rss_gb_after_basis"], 2)],
         [f"training, one epoch ({full['steps_trained']:,} steps, checkpoints every "

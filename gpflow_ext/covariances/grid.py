@@ -18,9 +18,9 @@ eigenvalues are the aliased spectral density (Poisson summation),
 
 all >= 0, so ``R = [C^{1/2} Fᵀ]_{:m}`` (F the real orthonormal Fourier basis, the first m rows)
 is an exact square root of the grid's covariance K_P = R Rᵀ under the periodised kernel, applied
-to a vector in O(n log n) by an inverse real FFT (:func:`circulant_sqrt_apply`) — no Cholesky. K_P differs from the squared exponential K_ZZ
-by Σ_{r≠0} k(τ + rP), at most about k(P − span) (2e-4 for ℓ = 0.5 with P = 2·span; 1.2e-8 for
-ℓ = 0.7 with the default P = 3·span).
+to a vector in O(n log n) by an inverse real FFT (:func:`circulant_sqrt_apply`) — no Cholesky. K_P differs from
+the squared exponential K_ZZ by Σ_{r≠0} k(τ + rP), at most about k(P − span) (2e-4 for ℓ = 0.5 with
+P = 2·span; 1.2e-8 for ℓ = 0.7 with the default P = 3·span).
 
 ``Kuu``/``Kuf`` are also registered with GPflow's dispatchers so stock GPflow code works with a
 :class:`GridInducingPoints` (as a dense matrix; the KISS-GP cross-covariance is

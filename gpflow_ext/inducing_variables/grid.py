@@ -21,7 +21,7 @@ range (so f(x) = f(clamp(x)), a constant extrapolation), ``"error"`` raises. Map
 the range with :class:`BoundedScaling` (a tanh layer) and no input is ever outside.
 """
 import numbers
-from typing import Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import tensorflow as tf
@@ -69,8 +69,9 @@ class GridInducingPoints(InducingVariables):
     :param num_grid_points: points per dimension, an int (same for all D) or one int per dimension;
         at least 4 (Keys' interpolation needs 4 neighbours).
     :param input_dim: D, the input dimension of the base kernel (1 by default).
-    :param lower, upper: the interpolation range of every dimension (inputs are expected in it);
-        the grid extends one spacing beyond each end.
+    :param lower: the lower end of the interpolation range of every dimension (inputs are expected in
+        ``[lower, upper]``); the grid extends one spacing beyond each end.
+    :param upper: the upper end of that range.
     :param out_of_range: ``"clamp"`` (default) or ``"error"`` for inputs outside ``[lower, upper]``.
     """
 
@@ -165,7 +166,8 @@ def interpolation_indices_and_weights(
         )
     X = tf.clip_by_value(X, grid.lower, grid.upper)
     batch_shape = tf.shape(X)[:-1]
-    idx_all, w_all = None, None
+    idx_all: Any = None
+    w_all: Any = None
     for d in range(grid.input_dim):
         m, h = grid.grid_sizes[d], grid.spacings[d]
         pos = (X[..., d] - (grid.lower - h)) / h  # [...] position in grid units, in [1, m-2]

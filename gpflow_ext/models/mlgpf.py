@@ -78,14 +78,15 @@ class MLGPF(PreconditionedSVGP):
         shared by the P latent GPs.
     :param num_labels: K.
     :param num_latent_gps: P.
-    :param num_data: N, the training-set size (the minibatch term is scaled by N/|B|).
-    :param num_negative_samples: |L_i|, negative labels drawn per instance (uniformly, with
-        replacement, from its negatives N_i) and re-weighted by |N_i|/|L_i|; ``None`` or ``≥ K``
+    :param num_data: N, the training-set size (the minibatch term is scaled by ``N/|B|``).
+    :param num_negative_samples: ``|L_i|``, negative labels drawn per instance (uniformly, with
+        replacement, from its negatives N_i) and re-weighted by ``|N_i|/|L_i|``; ``None`` or ``≥ K``
         uses every label exactly.
     :param loadings: initial Φ [K, P] (default N(0, 1/P)); ``bias``: initial b [K] (default 0).
     :param independent_labels: Φ = I, not trained (requires P = K and no ``loadings``): one latent GP per
         label, f_ik = h_ik + b_k; with a linear kernel this is Bayesian one-vs-rest logistic regression.
-    :param q_mu, q_sigma: initial μ, Σ-diagonals [M, P] of the preconditioned q(u_p).
+    :param q_mu: initial μ [M, P] of the preconditioned q(u_p).
+    :param q_sigma: initial Σ-diagonals [M, P] of the preconditioned q(u_p).
     :param sigma_floor: lower bound on Σ entries (the paper's 1e-6).
     :param num_gauss_hermite_points: quadrature points for the 1-D expectations (eq. 21).
     :param seed: seeds Φ's initialisation and, outside ``fit``, the negative-label sampler (under ``fit``

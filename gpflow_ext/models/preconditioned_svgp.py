@@ -70,7 +70,8 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
     :param num_data: N, the training-set size, for minibatch scaling (None: the batch is the data).
     :param num_latent_gps: P.
     :param sigma_floor: floor of the Σ diagonals.
-    :param q_mu, q_sigma: optional initial μ [M, P] and Σ diagonals [M, P].
+    :param q_mu: optional initial μ [M, P].
+    :param q_sigma: optional initial Σ diagonals [M, P].
 
     Inputs X may be dense ``[N, D]`` arrays/tensors or ``tf.SparseTensor`` / ``scipy.sparse``
     (with subspace inducing inputs and the kernels they support).

@@ -38,6 +38,8 @@ def imputation_rmse(model: GPLVF, images: np.ndarray, observed_input: np.ndarray
 
 
 def mean_imputation_rmse(images: np.ndarray, observed_input: np.ndarray) -> float:
+    """RMSE over the missing pixels (NaN in ``observed_input``) of filling each with its column's observed mean
+    (the overall observed mean for a column with none observed), the baseline the imputers are compared with."""
     column_mean = np.nanmean(observed_input, axis=0)
     column_mean = np.where(np.isnan(column_mean), np.nanmean(observed_input), column_mean)
     missing = np.isnan(observed_input)
@@ -66,6 +68,7 @@ def latent_samples(model: GPLVF, row: int, num: int, seed: int = 0) -> np.ndarra
 
 
 def decode(model: GPLVF, x: np.ndarray) -> np.ndarray:
+    """The predicted mean images of latent points ``x`` [N, Q], clipped to [0, 1]."""
     mean, _ = model.predict_f(tf.constant(x))
     return np.clip(mean.numpy(), 0, 1)
 

@@ -54,7 +54,7 @@ __all__ = [
 #: The paper's variants (Tables 2 and 4).
 METHODS = ("s-linear", "linear", "s-se", "se", "sf-linear", "f-linear", "sf-se", "f-se")
 
-#: Section 4: P latent GPs, M inducing inputs, R subspace rank, |X_b| minibatch size, epochs.
+#: Section 4: P latent GPs, M inducing inputs, R subspace rank, ``|X_b|`` minibatch size, epochs.
 DATASET_SETTINGS: Dict[str, Dict[str, int]] = {
     "bibtex": dict(num_latent_gps=30, num_inducing=500, rank=1000, batch_size=500, epochs=400),
     "delicious": dict(num_latent_gps=30, num_inducing=500, rank=250, batch_size=500, epochs=200),
@@ -279,7 +279,7 @@ def median_distance(X: Matrix, sq_norms: np.ndarray, rng: np.random.Generator, s
 # -----------------------------------------------------------------------------------------
 def full_bound(model: MLGPF, X: Matrix, Y: scipy.sparse.csr_matrix, batch_size: int = 500) -> float:
     """The bound of eq. 20 on the whole training set (all labels exact, summed over row blocks):
-    Σ_b |B_b|/N (elbo_b + KL) − KL, where elbo_b = N/|B_b| · data_b − KL."""
+    ``Σ_b |B_b|/N (elbo_b + KL) − KL``, where ``elbo_b = N/|B_b| · data_b − KL``."""
     kl = float(model.prior_kl())
     samples, model.num_negative_samples = model.num_negative_samples, None
     try:

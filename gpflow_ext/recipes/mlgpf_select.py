@@ -187,7 +187,7 @@ def select(
     for overrides in candidates:
         config = candidate_config(recipe, method, dataset, overrides, base)
         configs.append(dataclasses.replace(config, eval_every=config.epochs))  # score held-out rows once, at the end
-    rows = [{"name": candidate_name(o), "overrides": dict(o), "config": c.as_dict(), "splits": []}
+    rows: List[Dict[str, Any]] = [{"name": candidate_name(o), "overrides": dict(o), "config": c.as_dict(), "splits": []}
             for o, c in zip(candidates, configs)]
     reuse = {}
     for row in (previous or {}).get("candidates", []):

@@ -13,7 +13,7 @@ interpreter (GPy) is passed in as a callable ``peer(train, target) -> dict or No
 import dataclasses
 import time
 from pathlib import Path
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -74,6 +74,7 @@ def small_slice(matrix: sp.csr_matrix, num_users=SMALL_USERS, num_items=SMALL_IT
 
 
 def rmse(pred: np.ndarray, target: np.ndarray) -> float:
+    """Root mean squared difference of ``pred`` and ``target``."""
     return float(np.sqrt(np.mean((pred - target) ** 2)))
 
 
@@ -151,15 +152,15 @@ def split_users(
         raise ValueError(f"test_users must be 'random' or 'last', got {test_users!r}")
     rng = np.random.default_rng(seed)
     users = rng.permutation(num_users) if test_users == "random" else np.arange(num_users)[::-1]
-    test_users, train_users = np.sort(users[:num_test_users]), np.sort(users[num_test_users:])
+    test_ids, train_users = np.sort(users[:num_test_users]), np.sort(users[num_test_users:])
     if num_validation_users is None:
-        return train_users, test_users, rng
+        return train_users, test_ids, rng
     validation_rng = np.random.default_rng([seed, 1])
     shuffled = validation_rng.permutation(train_users)
     return np.sort(shuffled[num_validation_users:]), np.sort(shuffled[:num_validation_users]), rng
 
 
-def evaluate_at(model, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int, biases=None) -> Dict[str, float]:
+def evaluate_at(model, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int, biases=None) -> Dict[str, Any]:
     """RMSE (clipped to the rating range, and raw) and eq. 33 test log-likelihood per rating of the target entries
     at q(x*) = (x_mean, x_var). ``biases`` = (mu, b_u [rows of target], b_i) when the model was trained on bias
     residuals: predictions add them back; the log-likelihood is the model's on the residuals (the same density)."""
@@ -181,6 +182,7 @@ def evaluate_at(model, x_mean, x_var, target: sp.csr_matrix, num_samples: int, s
 
 
 def flow_name(flow_length: int) -> str:
+    """``"gaussian"`` for no flow, else ``"planar_<flow_length>"``: the name results are stored under."""
     return "gaussian" if flow_length == 0 else f"planar_{flow_length}"
 
 

@@ -130,6 +130,7 @@ def launch(
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The command line (``--workers``, ``--grace``, then ``--`` and the command); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command: List[str] = []
     if "--" in argv:

@@ -1,12 +1,20 @@
 """Checks of scalar arguments (counts, rates, positive parameters, choices, models)."""
 import numbers
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Literal, Optional, Sequence, TypeAlias, overload
 
 import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
 
-Array = Union[np.ndarray, sp.csr_matrix]
+Array: TypeAlias = np.ndarray | sp.csr_matrix
+
+
+@overload
+def check_positive_int(value: Any, name: str, allow_none: Literal[False] = False, minimum: int = 1) -> int: ...
+
+
+@overload
+def check_positive_int(value: Any, name: str, allow_none: bool, minimum: int = 1) -> Optional[int]: ...
 
 
 def check_positive_int(value: Any, name: str, allow_none: bool = False, minimum: int = 1) -> Optional[int]:
@@ -22,7 +30,7 @@ def check_positive_int(value: Any, name: str, allow_none: bool = False, minimum:
 
 def check_positive_number(value: Any, name: str, expected: str = "a positive number") -> float:
     """``value`` must be a finite real number > 0 (not a bool); the error says ``{name} must be {expected}``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or not value > 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(float(value)) or not float(value) > 0:
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return float(value)
 

@@ -1,5 +1,5 @@
 """Checks of targets: class indices, 0/1 label matrices, observations with missing entries, row indices."""
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Optional, Tuple, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -8,7 +8,7 @@ from check_shapes import check_shapes
 
 from .arrays import _as_numpy, check_input_matrix
 
-Array = Union[np.ndarray, sp.csr_matrix]
+Array: TypeAlias = np.ndarray | sp.csr_matrix
 
 
 def check_class_labels(
@@ -67,13 +67,14 @@ def check_multilabel_labels(
     if isinstance(Y, (list, tuple)) and (len(Y) == 0 or not np.isscalar(Y[0])):
         if num_labels is None:
             raise ValueError(f"num_labels is required when {name} is given as lists of label ids")
-        rows, cols = [], []
+        row_parts: list[np.ndarray] = []
+        col_parts: list[np.ndarray] = []
         for i, row in enumerate(Y):
             ids = np.asarray(list(row), dtype=np.int64).ravel()
-            rows.append(np.full(ids.size, i, dtype=np.int64))
-            cols.append(ids)
-        rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+            row_parts.append(np.full(ids.size, i, dtype=np.int64))
+            col_parts.append(ids)
+        rows = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
+        cols = np.concatenate(col_parts) if col_parts else np.zeros(0, np.int64)
         if cols.size and (cols.min() < 0 or cols.max() >= num_labels):
             bad = cols.max() if cols.max() >= num_labels else cols.min()
             raise ValueError(f"{name}: label index {bad} out of range [0, num_labels={num_labels})")

@@ -14,6 +14,7 @@ q's coordinates v through a whitening map u = (⊗_d R_d) v with R_d R_dᵀ = K_
 
 Each prior computes its own factors, square roots, KL pieces and samples; the model only calls them.
 """
+from functools import partial
 from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -117,7 +118,7 @@ class ToeplitzGridPrior(GridPrior):
 
     def sqrt_factors(self, grid: GridInducingPoints, kernels: Sequence[Kernel], jitter: float) -> List[SqrtFn]:
         chols = [tf.linalg.cholesky(K) for K in toeplitz_prior_factors(grid, kernels, jitter)]
-        return [lambda v, R=R: tf.linalg.matmul(R, v) for R in chols]
+        return [partial(tf.linalg.matmul, R) for R in chols]
 
     def __repr__(self) -> str:
         return "ToeplitzGridPrior()"
@@ -156,10 +157,7 @@ class CirculantGridPrior(GridPrior):
         spectra = stack_gps(
             [grid_covariances.grid_circulant_spectra(grid, k, ring_sizes, jitter) for k in kernels]
         )  # D × [J, n_d//2+1]
-        return [
-            lambda v, lam=lam, m=m: grid_covariances.circulant_sqrt_apply(lam, v, m)
-            for lam, m in zip(spectra, grid.grid_sizes)
-        ]
+        return [partial(grid_covariances.circulant_sqrt_apply, lam, m=m) for lam, m in zip(spectra, grid.grid_sizes)]
 
     def fill(self, grid: GridInducingPoints, v_low: tf.Tensor, num_samples: int, seed: Optional[tf.Tensor] = None):
         """Place q(v)'s low-frequency block in the rings' Fourier coordinates; the remaining coordinates are

@@ -13,6 +13,7 @@ has the closed form of eq. 10 evaluated with the Kronecker identities of eq. 11:
 The factors are stored batched over GPs: ``[J, m_d, m_d]`` per dimension. Grid points are in
 row-major order (dimension 0 slowest), matching :class:`GridInducingPoints`.
 """
+from functools import partial
 from typing import Callable, List, Optional, Sequence
 
 import numpy as np
@@ -54,14 +55,14 @@ def kron_apply(
 def kron_matmul(factors: Sequence[tf.Tensor], x: tf.Tensor) -> tf.Tensor:
     """``(⊗_d A_d) x`` for batched factors ``A_d`` [J, m_d, m_d] and ``x`` [J, m, T]."""
     sizes = [int(f.shape[-1]) for f in factors]
-    return kron_apply(sizes, x, [lambda v, A=A: tf.linalg.matmul(A, v) for A in factors])
+    return kron_apply(sizes, x, [partial(tf.linalg.matmul, A) for A in factors])
 
 
 def kron_triangular_solve(chol_factors: Sequence[tf.Tensor], x: tf.Tensor) -> tf.Tensor:
     """``(⊗_d R_d)⁻¹ x`` for lower-triangular ``R_d`` [J, m_d, m_d] and ``x`` [J, m, T]."""
     sizes = [int(f.shape[-1]) for f in chol_factors]
     return kron_apply(
-        sizes, x, [lambda v, R=R: tf.linalg.triangular_solve(R, v, lower=True) for R in chol_factors]
+        sizes, x, [partial(tf.linalg.triangular_solve, R, lower=True) for R in chol_factors]
     )
 
 

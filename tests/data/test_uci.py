@@ -39,7 +39,8 @@ def test_adult_test_comment_line_both_forms(tmp_path, dataset_path):
 
 
 def test_adult_bad_input(tmp_path):
-    row = "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, United-States, <=50K"
+    row = ("39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, "
+           "United-States, <=50K")
     path = tmp_path / "adult.data"
     for text, message in [
         (row.replace("<=50K", "maybe"), "class must be"),
