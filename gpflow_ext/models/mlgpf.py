@@ -36,10 +36,10 @@ from gpflow.base import RegressionData, TensorType
 from gpflow.inducing_variables import InducingVariables
 
 from .._deprecation import moved_names, renamed_method
-from ..covariances.subspace import to_input_tensor
 from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabelBernoulli
 from ..metrics import ranking_metrics as _ranking_metrics  # private: the public name moved (MOVED)
 from ..randomness import noise_seed_and_rows, row_uniform
+from ..utilities import to_input_tensor
 from ..validation import (
     check_data_tuple,
     check_positive_int,

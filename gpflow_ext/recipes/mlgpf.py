@@ -37,12 +37,12 @@ import scipy.sparse
 import tensorflow as tf
 
 from .._deprecation import deprecated_alias
-from ..covariances.subspace import to_input_tensor
 from ..inducing_variables import BasisInducingPoints, SubspaceInducingPoints
 from ..models import MLGPF
 from ..models import mlgpf as _mlgpf_module
 from ..training import TensorBoard, fit
 from ..training.schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
+from ..utilities import to_input_tensor
 from ..validation import check_choice, check_multilabel_data, check_positive_int, check_positive_number
 from .mlgpf_data import DATASET_FILE_NAMES, load_xmc, synthetic_multilabel
 
