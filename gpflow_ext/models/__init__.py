@@ -1,5 +1,4 @@
 """Models built from gpflow_ext's pieces."""
-from . import svdkl
 from .mlgpf import MLGPF
 from .preconditioned_svgp import PreconditionedSVGP
 from .softmax_network import SoftmaxNetwork
