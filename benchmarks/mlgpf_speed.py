@@ -90,8 +90,8 @@ def main(argv=None):
     import gpflow
     import tensorflow as tf
 
-    from gpflow_ext.covariances.subspace import to_input_tensor
     from gpflow_ext.recipes.mlgpf import DATASET_SETTINGS, build_mlgpf, load_xmc, paper_config
+    from gpflow_ext.utilities import to_input_tensor
 
     settings = DATASET_SETTINGS["bibtex"]
     P, M, R, B = settings["num_latent_gps"], settings["num_inducing"], settings["rank"], settings["batch_size"]

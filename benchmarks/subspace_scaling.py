@@ -69,7 +69,7 @@ def worker(args) -> dict:
 
     import gpflow_ext
     from experiments.common import compiled_training_step
-    from gpflow_ext.covariances import to_input_tensor
+    from gpflow_ext.utilities import to_input_tensor
 
     if args.float32:
         gpflow.config.set_default_float(np.float32)

@@ -6,26 +6,65 @@
 
 Importing this package registers the new ``Kuu``/``Kuf``/``conditional``/``prior_kl``
 implementations with GPflow's dispatchers, and each model's training-data rules with
-:func:`gpflow_ext.validation.check_training_data`.
+:func:`gpflow_ext.validation.check_training_data`; nothing more. ``training``, ``recipes``, ``data``
+and ``serving`` (and the small helpers ``metrics``, ``latents``, ``randomness``) load on first use:
+``gpflow_ext.recipes.mlgpf`` works after a plain ``import gpflow_ext``.
 """
 __version__ = "0.2.0"  # the one version source: pyproject.toml reads it
+
+import importlib
+from typing import TYPE_CHECKING, Any, List
 
 from . import bijectors
 from . import config
 from . import covariances
 from . import posteriors
-from . import data
 from . import inducing_variables
 from . import likelihoods
-from . import metrics
 from . import models
-from . import training
+from . import utilities
 from . import validation
 from . import variational
-from . import serving
 from . import conditionals
-from . import recipes
 from . import results  # reads the git state the running code comes from, for result files' provenance
 
 from . import kullback_leiblers
-from . import latents
+
+if TYPE_CHECKING:  # the modules loaded on first use, for type checkers
+    from . import data, latents, metrics, randomness, recipes, serving, training
+
+#: submodules imported when first used, through the module ``__getattr__`` below (PEP 562)
+_ON_FIRST_USE = ("data", "latents", "metrics", "randomness", "recipes", "serving", "training")
+
+__all__ = [
+    "bijectors",
+    "conditionals",
+    "config",
+    "covariances",
+    "data",
+    "inducing_variables",
+    "kullback_leiblers",
+    "latents",
+    "likelihoods",
+    "metrics",
+    "models",
+    "posteriors",
+    "randomness",
+    "recipes",
+    "results",
+    "serving",
+    "training",
+    "utilities",
+    "validation",
+    "variational",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ON_FIRST_USE:
+        return importlib.import_module(f"{__name__}.{name}")  # also binds it here: later lookups are direct
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(__all__))

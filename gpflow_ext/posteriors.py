@@ -16,8 +16,9 @@ from gpflow.covariances.dispatch import Kuf, Kuu
 from gpflow.kernels import Kernel
 from gpflow.posteriors import IndependentPosteriorSingleOutput, get_posterior_class
 
-from .covariances.subspace import Kff, to_input_tensor
+from .covariances.subspace import Kff
 from .inducing_variables.subspace import SubspaceInducingPoints
+from .utilities import to_input_tensor
 
 __all__ = ["SubspacePosterior"]
 

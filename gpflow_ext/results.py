@@ -152,11 +152,10 @@ def provenance(*, seeds: Optional[Iterable[int]] = None, started: Optional[float
     """What made a result: see the module docstring. ``started`` (a ``time.time()``) defaults to the process's
     start, so ``wall_seconds`` covers the whole command. The git commit and dirty flag are those of the work tree
     when this module was imported."""
-    from . import __version__
-
     commit, dirty = _GIT_AT_IMPORT
     return {
-        "package_version": __version__,
+        # the package is loaded before any of its modules: its version is read, not imported
+        "package_version": sys.modules[__name__.rpartition(".")[0]].__version__,
         "git_commit": commit,
         "git_dirty": dirty,
         "command": _command(),

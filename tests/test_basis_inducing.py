@@ -14,7 +14,7 @@ from gpflow_ext.conditionals.preconditioned import (
     marginals,
     prior_kl,
 )
-from gpflow_ext.covariances import to_input_tensor
+from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.inducing_variables import BasisInducingPoints, SubspaceInducingPoints
 from gpflow_ext.models import PreconditionedSVGP
 from gpflow_ext.variational import preconditioned_mean_and_covariance

@@ -8,7 +8,7 @@ import tensorflow as tf
 import gpflow
 
 import gpflow_ext
-from gpflow_ext.covariances.subspace import to_input_tensor
+from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 from gpflow_ext.models import MLGPF
 from gpflow_ext.metrics import ranking_metrics

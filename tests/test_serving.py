@@ -344,7 +344,7 @@ def _float64_nodes(graph):
 @pytest.mark.parametrize("name", MODELS)
 def test_float32_graphs_hold_no_float64(trained, name):
     """The exported functions and the training objective of a float32 model compute in float32 only."""
-    from gpflow_ext.covariances import to_input_tensor
+    from gpflow_ext.utilities import to_input_tensor
     from gpflow_ext.validation import check_training_data
 
     result = trained["float32"][name]
@@ -399,7 +399,7 @@ def test_variants_serve_in_float32(kind, tmp_path):
     assert set(expected) <= names
     assert kind != "PreconditionedSVGP-points" or not any(n.endswith("_sparse") for n in names)
     for fn, (inputs, outputs) in expected.items():
-        args = [gpflow_ext.covariances.to_input_tensor(x, tf.float32) for x in inputs]
+        args = [gpflow_ext.utilities.to_input_tensor(x, tf.float32) for x in inputs]
         for e, served in zip(_arrays(outputs), _arrays(getattr(loaded, fn)(*args))):
             assert served.dtype == np.float32
             np.testing.assert_allclose(served, e, rtol=0, atol=SERVED_ATOL["float32"], err_msg=fn)

@@ -10,7 +10,8 @@ import tensorflow as tf
 from gpflow.covariances import Kuf, Kuu
 
 import gpflow_ext
-from gpflow_ext.covariances import Kff, to_input_tensor
+from gpflow_ext.covariances import Kff
+from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.inducing_variables import SubspaceInducingPoints, subspace_basis
 
 N, D, M, R = 120, 60, 10, 14  # M <= R keeps the linear-kernel K_ZZ non-singular

@@ -7,9 +7,9 @@ import gpflow
 from gpflow.kullback_leiblers import gauss_kl
 from gpflow_ext.covariances.grid import grid_kuu_factors
 from gpflow_ext.inducing_variables.grid import GridInducingPoints
+from gpflow_ext.utilities import dense_kron
 from gpflow_ext.variational.kronecker import (
     KroneckerGaussian,
-    dense_kron,
     gauss_kl_kronecker,
     kron_matmul,
     kron_triangular_solve,

@@ -8,7 +8,8 @@ import scipy.sparse
 import tensorflow as tf
 
 import gpflow_ext  # noqa: F401  (registers the dispatchers)
-from gpflow_ext.covariances import Kff, to_input_tensor
+from gpflow_ext.covariances import Kff
+from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.posteriors import SubspacePosterior
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 

@@ -6,3 +6,5 @@ from . import multilabel
 from . import grid
 from . import pairs
 from . import preconditioned
+
+__all__ = ["multilabel", "grid", "pairs", "preconditioned"]

@@ -8,7 +8,7 @@ interpolation). :func:`grid_conditional_samples` pushes samples of u for J GPs t
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from ..inducing_variables.grid import GridInducingPoints, interpolation_indices_and_weights
+from ..inducing_variables.grid import GridInducingPoints, interpolate_samples, interpolation_indices_and_weights
 
 __all__ = ["grid_conditional_samples"]
 
@@ -27,18 +27,3 @@ def grid_conditional_samples(Xnew: tf.Tensor, grid: GridInducingPoints, u: tf.Te
     """
     indices, weights = interpolation_indices_and_weights(grid, Xnew)  # [B, J, K]
     return interpolate_samples(indices, weights, u)
-
-
-@check_shapes(
-    "indices: [B, J, K]",
-    "weights: [B, J, K]",
-    "u: [J, M, T]",
-    "return: [T, B, J]",
-)
-def interpolate_samples(indices: tf.Tensor, weights: tf.Tensor, u: tf.Tensor) -> tf.Tensor:
-    """``W_j u_j`` for J GPs given the rows of their interpolation matrices (``[B, J, K]`` each)."""
-    idx = tf.transpose(indices, [1, 0, 2])  # [J, B, K]
-    gathered = tf.gather(u, idx, axis=1, batch_dims=1)  # [J, B, K, T]
-    w = tf.transpose(weights, [1, 0, 2])[..., None]  # [J, B, K, 1]
-    f = tf.reduce_sum(w * gathered, axis=2)  # [J, B, T]
-    return tf.transpose(f, [2, 1, 0])  # [T, B, J]

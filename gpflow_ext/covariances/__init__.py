@@ -1,4 +1,6 @@
+"""Kuu/Kuf registrations with GPflow's dispatchers for the new inducing variables."""
 from . import grid
 from . import subspace
-"""Kuu/Kuf registrations with GPflow's dispatchers for the new inducing variables."""
-from .subspace import Kff, inducing_covariances, project_inputs, to_input_tensor
+from .subspace import Kff, inducing_covariances, project_inputs
+
+__all__ = ["Kff", "inducing_covariances", "project_inputs", "grid", "subspace"]

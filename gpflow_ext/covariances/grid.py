@@ -40,7 +40,7 @@ from gpflow.covariances import Kuf, Kuu
 from gpflow.kernels import IsotropicStationary, Kernel, SquaredExponential
 
 from ..inducing_variables.grid import GridInducingPoints, interpolation_indices_and_weights
-from ..variational.kronecker import dense_kron
+from ..utilities import dense_kron
 
 __all__ = [
     "grid_kuu_columns",

@@ -27,17 +27,15 @@ accept ``tf.SparseTensor`` and (for prediction) ``scipy.sparse`` inputs.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Tuple
 
-import gpflow
-import numpy as np
-import scipy.sparse
 import tensorflow as tf
-from check_shapes import check_shapes, register_get_shape
+from check_shapes import check_shapes
 from gpflow.covariances.dispatch import Kuf, Kuu
 from gpflow.kernels import IsotropicStationary, Kernel, Linear, Polynomial, Product, Sum
 
 from ..inducing_variables.subspace import SubspaceInducingPoints
+from ..utilities import InputTensor, to_input_tensor
 
 __all__ = [
     "Kff",
@@ -45,46 +43,7 @@ __all__ = [
     "Kuf_subspace",
     "inducing_covariances",
     "project_inputs",
-    "to_input_tensor",
 ]
-
-InputTensor = Union[tf.Tensor, tf.SparseTensor]
-
-
-@register_get_shape(tf.SparseTensor)
-def _get_sparse_tensor_shape(shaped: tf.SparseTensor, context: Any) -> Any:
-    """Lets ``check_shapes`` read the (static) dense shape of a ``tf.SparseTensor``."""
-    shape = shaped.shape
-    if not shape:
-        return None
-    return tuple(shape)
-
-
-_SCIPY_SPARSE_TYPES = (scipy.sparse.spmatrix,) + (
-    (scipy.sparse.sparray,) if hasattr(scipy.sparse, "sparray") else ()
-)
-
-
-def _get_scipy_sparse_shape(shaped: Any, context: Any) -> Any:
-    """Lets ``check_shapes`` read the shape of a ``scipy.sparse`` matrix (its ``len`` is undefined)."""
-    return tuple(int(n) for n in shaped.shape)
-
-
-for _sparse_type in _SCIPY_SPARSE_TYPES:
-    register_get_shape(_sparse_type)(_get_scipy_sparse_shape)
-
-
-def to_input_tensor(X: Any, dtype: Optional[tf.DType] = None) -> InputTensor:
-    """Dense array -> ``tf.Tensor``; ``scipy.sparse`` -> ``tf.SparseTensor`` (canonical order)."""
-    dtype = dtype or gpflow.default_float()
-    if isinstance(X, tf.SparseTensor):
-        return X if X.dtype == dtype else tf.SparseTensor(X.indices, tf.cast(X.values, dtype), X.dense_shape)
-    if scipy.sparse.issparse(X):
-        coo = scipy.sparse.coo_matrix(X)
-        indices = np.stack([coo.row, coo.col], axis=1).astype(np.int64)
-        sp = tf.SparseTensor(indices, tf.constant(coo.data, dtype=dtype), coo.shape)
-        return tf.sparse.reorder(sp)
-    return tf.convert_to_tensor(X, dtype=dtype)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,3 +20,16 @@ from . import uci_extra
 from .diabetes import DiabetesData, diabetes_folds, load_diabetes
 from .airline import AirlineData, load_airline, read_airline
 from .xmc import XMCTextSource, XMCTFRecordSource, iter_xmc_chunks, read_xmc_header, write_xmc_tfrecords, XMCTextWriter
+
+__all__ = [
+    "DataFormatError", "ClassificationSplit", "load_digits", "REGISTRY", "ChecksumError", "RemoteFile",
+    "dataset_folder", "download", "verify_file", "MovieLens", "load_adult", "load_bibtex", "load_connect4",
+    "load_mnist", "load_movielens", "load_multilabel", "locate", "downscale", "read_idx", "read_mnist_csv",
+    "read_mnist_images", "read_mnist_labels", "Items", "Ratings", "Users", "ratings_matrix", "read_genres",
+    "read_items", "read_ratings", "read_users", "TabularData", "connect4_one_hot", "read_adult",
+    "read_connect4_pmlb", "read_connect4_uci", "MultiLabelData", "load_xmc_split", "read_mulan_arff",
+    "read_mulan_labels", "read_xmc_split", "read_xmc_text", "write_xmc_text", "DiabetesData", "diabetes_folds",
+    "load_diabetes", "AirlineData", "load_airline", "read_airline", "XMCTextSource", "XMCTFRecordSource",
+    "iter_xmc_chunks", "read_xmc_header", "write_xmc_tfrecords", "XMCTextWriter", "digits", "loaders", "mnist",
+    "movielens", "uci", "xmc", "uci_extra",
+]

@@ -1,5 +1,7 @@
+"""Inducing variables: subspace inducing inputs Z = A X̃ (MLGPF) and KISS-GP grids (SV-DKL)."""
 from . import grid
-"""Inducing variables: subspace inducing inputs Z = A X̃."""
 from .subspace import SubspaceInducingPoints, subspace_basis
 from .basis import BasisInducingPoints
 from .grid import BoundedScaling, GridInducingPoints
+
+__all__ = ["SubspaceInducingPoints", "subspace_basis", "BasisInducingPoints", "BoundedScaling", "GridInducingPoints", "grid"]

@@ -40,6 +40,7 @@ __all__ = [
     "keys_cubic_weights",
     "interpolation_indices_and_weights",
     "interpolate",
+    "interpolate_samples",
     "interpolation_matrix",
 ]
 
@@ -196,6 +197,21 @@ def interpolate(indices: tf.Tensor, weights: tf.Tensor, u: tf.Tensor) -> tf.Tens
     """``W u`` for a row-sparse W given by ``indices``/``weights`` (eq. 8: f = M u)."""
     gathered = tf.gather(u, indices)  # [..., K, T]
     return tf.reduce_sum(weights[..., None] * gathered, axis=-2)
+
+
+@check_shapes(
+    "indices: [B, J, K]",
+    "weights: [B, J, K]",
+    "u: [J, M, T]",
+    "return: [T, B, J]",
+)
+def interpolate_samples(indices: tf.Tensor, weights: tf.Tensor, u: tf.Tensor) -> tf.Tensor:
+    """``W_j u_j`` for J GPs given the rows of their interpolation matrices (``[B, J, K]`` each)."""
+    idx = tf.transpose(indices, [1, 0, 2])  # [J, B, K]
+    gathered = tf.gather(u, idx, axis=1, batch_dims=1)  # [J, B, K, T]
+    w = tf.transpose(weights, [1, 0, 2])[..., None]  # [J, B, K, 1]
+    f = tf.reduce_sum(w * gathered, axis=2)  # [J, B, T]
+    return tf.transpose(f, [2, 1, 0])  # [T, B, J]
 
 
 def interpolation_matrix(grid: GridInducingPoints, X: TensorType) -> tf.SparseTensor:

@@ -40,7 +40,7 @@ from check_shapes import Shape, check_shapes
 from gpflow.base import Parameter
 from gpflow.inducing_variables import InducingVariables
 
-from ..validation import check_positive_int
+from ..validation import accepts_sparse_inputs, check_positive_int
 
 __all__ = ["SubspaceInducingPoints", "subspace_basis"]
 
@@ -345,3 +345,10 @@ class SubspaceInducingPoints(InducingVariables):
     def Z(self) -> tf.Tensor:
         """The explicit inducing inputs Z = A X̃ [M, D] (O(M R D); for tests and small D only)."""
         return tf.matmul(self.A, self.basis_t, transpose_b=True)  # [M, D]
+
+
+@accepts_sparse_inputs.register(SubspaceInducingPoints)
+def _subspace_inputs_may_be_sparse(inducing_variable: SubspaceInducingPoints) -> bool:
+    """Models on subspace inducing inputs (GPflow's ``SVGP`` included) take sparse X: ``Kuf`` reads X only
+    through the product X X̃ᵀ."""
+    return True

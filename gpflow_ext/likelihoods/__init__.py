@@ -1,5 +1,8 @@
+"""Likelihoods: the MLGPF multi-label Bernoulli-logit with factor loadings (eq. 12-13, 21, 23), SV-DKL's
+softmax over mixed latent GPs, and expectations over observed entries only (``masked``, for GPLVF)."""
 from . import mixed_softmax
-"""Likelihoods: the MLGPF multi-label Bernoulli-logit with factor loadings (eq. 12-13, 21, 23)."""
 from .multilabel import MultiLabelBernoulli
 from .mixed_softmax import MixedSoftmax
 from . import masked
+
+__all__ = ["MultiLabelBernoulli", "MixedSoftmax", "masked", "mixed_softmax"]

@@ -35,10 +35,10 @@ from check_shapes import check_shapes, inherit_check_shapes
 from gpflow.base import RegressionData, TensorType
 from gpflow.inducing_variables import InducingVariables
 
-from ..covariances.subspace import to_input_tensor
 from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabelBernoulli
 from ..metrics import ranking_metrics
 from ..randomness import noise_seed_and_rows, row_uniform
+from ..utilities import to_input_tensor
 from ..validation import (
     check_data_tuple,
     check_multilabel_data,

@@ -33,8 +33,8 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from gpflow.models.util import inducingpoint_wrapper
 
 from ..conditionals import preconditioned as preconditioned_moments
-from ..covariances.subspace import to_input_tensor
 from ..inducing_variables.subspace import SubspaceInducingPoints
+from ..utilities import to_input_tensor
 from ..validation import (
     check_positive_int,
     check_positive_number,

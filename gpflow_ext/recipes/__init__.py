@@ -9,3 +9,5 @@ from . import svdkl
 from . import gplvf
 from . import gplvf_images
 from . import movielens
+
+__all__ = ["mlgpf", "xmc_baselines", "svdkl", "gplvf", "gplvf_images", "movielens"]

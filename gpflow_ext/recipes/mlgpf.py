@@ -36,11 +36,11 @@ import numpy as np
 import scipy.sparse
 import tensorflow as tf
 
-from ..covariances.subspace import to_input_tensor
 from ..inducing_variables import BasisInducingPoints, SubspaceInducingPoints
 from ..models import MLGPF
 from ..training import TensorBoard, fit
 from ..training.schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
+from ..utilities import to_input_tensor
 from ..validation import check_choice, check_multilabel_data, check_positive_int, check_positive_number
 from .mlgpf_data import DATASET_FILE_NAMES, load_xmc, synthetic_multilabel
 

@@ -16,10 +16,12 @@ never has to read a TensorFlow traceback from inside a traced graph.
   calls on ``(model, data)`` before anything is traced. It returns the data as a tuple of numpy /
   ``scipy.sparse`` arrays, normalised the way the model's ``training_loss`` expects, or raises naming
   the offending array (``data[1] (Y)``). The default is :func:`check_data`; GPflow's ``SVGP`` is
-  registered here, gpflow_ext's models register next to their classes.
+  registered here, gpflow_ext's models register next to their classes. Whether an SVGP's inputs may be
+  sparse is asked of its inducing variable through :func:`accepts_sparse_inputs`, where inducing
+  variables register.
 
 This module sits below every other gpflow_ext module: it imports only numpy, scipy, TensorFlow and
-GPflow (gpflow_ext classes are looked up lazily, when a check runs).
+GPflow, and nothing from the rest of gpflow_ext (which registers its rules here instead).
 """
 from .arguments import check_choice, check_model, check_positive_int, check_positive_number, check_positive_values
 from .arrays import (
@@ -30,7 +32,7 @@ from .arrays import (
     check_same_num_rows,
 )
 from .classifiers import check_classifier_data, check_network_dtype, layer_input_shape, validate_classification_data
-from .hook import check_regression_data, check_training_data, inducing_input_dim
+from .hook import accepts_sparse_inputs, check_regression_data, check_training_data, inducing_input_dim
 from .labels import check_class_labels, check_multilabel_labels, check_observations, check_row_index
 from .labels import check_multilabel_data, labels_to_csr
 from .latents import check_equal_variances, check_latents, check_rows_with_missing_data
@@ -55,6 +57,7 @@ __all__ = [
     "check_regression_data",
     "inducing_input_dim",
     "check_training_data",
+    "accepts_sparse_inputs",
     "validate_classification_data",
     "check_network_dtype",
     "check_classifier_data",

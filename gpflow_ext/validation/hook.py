@@ -1,4 +1,8 @@
-"""The data-check hook :func:`check_training_data` and the rules of GPflow's ``SVGP``."""
+"""The data-check hook :func:`check_training_data` and the rules of GPflow's ``SVGP``.
+
+Whether an SVGP takes sparse inputs X depends on its inducing variable: :func:`accepts_sparse_inputs`
+answers ``False`` unless the inducing variable's class registered ``True`` (where that class is defined).
+"""
 import functools
 from typing import Any, Optional, Tuple, Union
 
@@ -33,10 +37,22 @@ def inducing_input_dim(inducing_variable: Any) -> Optional[int]:
     return None
 
 
-def _accepts_sparse_inputs(inducing_variable: Any) -> bool:
-    from ..inducing_variables.subspace import SubspaceInducingPoints  # lazy: the layers above import this module
+@functools.singledispatch
+def accepts_sparse_inputs(inducing_variable: Any) -> bool:
+    """Whether a model on ``inducing_variable`` takes ``scipy.sparse`` / ``tf.SparseTensor`` inputs X.
 
-    return isinstance(inducing_variable, SubspaceInducingPoints)
+    ``False`` by default (GPflow's inducing variables evaluate kernels on dense X). An inducing variable
+    whose ``Kuf`` reads sparse inputs registers its class where it is defined::
+
+        @accepts_sparse_inputs.register(MyInducingVariable)
+        def _(inducing_variable):
+            return True
+
+    (a subclass inherits the answer of its base class).
+
+    :param inducing_variable: the model's inducing variable.
+    """
+    return False
 
 
 def check_regression_data(
@@ -117,6 +133,6 @@ def _check_svgp_data(model: gpflow.models.SVGP, data: Any) -> Tuple[Any, ...]:
         input_dim=inducing_input_dim(model.inducing_variable),
         num_latent_gps=int(model.num_latent_gps),
         likelihood=model.likelihood,
-        allow_sparse=_accepts_sparse_inputs(model.inducing_variable),
+        allow_sparse=accepts_sparse_inputs(model.inducing_variable),
         model_name=type(model).__name__,
     )

@@ -1,5 +1,5 @@
-from . import kronecker
 """Variational q(u) families."""
+from . import kronecker
 from .preconditioned import (
     PreconditionedGaussian,
     preconditioned_conditional,
@@ -10,3 +10,19 @@ from .preconditioned import (
 from .kronecker import KroneckerGaussian
 from .grid_priors import CirculantGridPrior, GridPrior, ToeplitzGridPrior
 from .latent_gps import FreeInducingPoints, KISSGPGrid, LatentGPs
+
+__all__ = [
+    "PreconditionedGaussian",
+    "preconditioned_conditional",
+    "preconditioned_kl",
+    "preconditioned_kl_and_marginals",
+    "preconditioned_mean_and_covariance",
+    "KroneckerGaussian",
+    "CirculantGridPrior",
+    "GridPrior",
+    "ToeplitzGridPrior",
+    "FreeInducingPoints",
+    "KISSGPGrid",
+    "LatentGPs",
+    "kronecker",
+]

@@ -21,8 +21,8 @@ from check_shapes import check_shapes
 import gpflow
 from gpflow.covariances import Kuu
 
+from ..utilities import dense_kron
 from .grid_priors import toeplitz_prior_factors
-from .kronecker import dense_kron
 from .latent_gps import FreeInducingPoints, KISSGPGrid, LatentGPs
 
 __all__ = ["latent_design_matrices", "set_posterior_of_targets"]

@@ -14,7 +14,7 @@ The factors are stored batched over GPs: ``[J, m_d, m_d]`` per dimension. Grid p
 row-major order (dimension 0 slowest), matching :class:`GridInducingPoints`.
 """
 from functools import partial
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -24,6 +24,7 @@ import gpflow
 from gpflow import Parameter
 from gpflow.utilities import triangular
 
+from ..utilities import dense_kron
 from ..validation import check_positive_int
 
 __all__ = ["kron_apply", "kron_matmul", "kron_triangular_solve", "gauss_kl_kronecker", "KroneckerGaussian"]
@@ -162,27 +163,8 @@ class KroneckerGaussian(gpflow.Module):
 
     def covariance(self) -> tf.Tensor:
         """Dense S_j = ⊗_d L_d L_dᵀ, ``[J, m, m]`` (for checks; O(m²) memory)."""
-        S = None
-        for L in self.q_sqrt_factors:
-            S_d = tf.linalg.matmul(L, L, transpose_b=True)
-            S = S_d if S is None else _batch_kron(S, S_d)
-        return S
+        return dense_kron([tf.linalg.matmul(L, L, transpose_b=True) for L in self.q_sqrt_factors])
 
     def kl(self, K_factors: Optional[Sequence[tf.Tensor]] = None) -> tf.Tensor:
         """Σ_j KL[q(u_j) ‖ N(0, ⊗_d K_{j,d})] (``None``: whitened prior N(0, I))."""
         return gauss_kl_kronecker(self.q_mu, list(self.q_sqrt_factors), K_factors)
-
-
-def _batch_kron(A: tf.Tensor, B: tf.Tensor) -> tf.Tensor:
-    """Batched Kronecker product: [J, a, a] ⊗ [J, b, b] -> [J, ab, ab]."""
-    J, a, b = tf.shape(A)[0], A.shape[-1], B.shape[-1]
-    out = A[:, :, None, :, None] * B[:, None, :, None, :]  # [J, a, b, a, b]
-    return tf.reshape(out, [J, a * b, a * b])
-
-
-def dense_kron(factors: List[tf.Tensor]) -> tf.Tensor:
-    """⊗ of batched factors [J, m_d, m_d] as a dense [J, m, m] matrix (for checks)."""
-    out = factors[0]
-    for f in factors[1:]:
-        out = _batch_kron(out, f)
-    return out

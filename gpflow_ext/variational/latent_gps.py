@@ -29,8 +29,7 @@ from gpflow.inducing_variables import InducingPoints, SharedIndependentInducingV
 from gpflow.kernels import SeparateIndependent, SquaredExponential
 from gpflow.kullback_leiblers import prior_kl
 
-from ..conditionals.grid import interpolate_samples
-from ..inducing_variables.grid import GridInducingPoints, interpolation_indices_and_weights
+from ..inducing_variables.grid import GridInducingPoints, interpolate_samples, interpolation_indices_and_weights
 from ..validation import check_choice, check_positive_int
 from .grid_priors import GridPrior, ToeplitzGridPrior
 from .kronecker import KroneckerGaussian
