@@ -246,6 +246,12 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
             trainable_A=config.train_inducing, kmeans_max_iter=config.kmeans_max_iter,
         )
     else:
+        if config.num_inducing > N:
+            raise ValueError(
+                f"num_inducing={config.num_inducing} exceeds the {N} training rows of X: {config.method} places "
+                f"free inducing inputs by k-means on the rows, which gives at most N distinct centres (repeated "
+                f"inducing inputs make K_ZZ singular); use num_inducing <= {N}"
+            )
         from sklearn.cluster import KMeans
 
         centres = KMeans(
