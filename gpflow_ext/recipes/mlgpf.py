@@ -41,7 +41,7 @@ from ..covariances.subspace import to_input_tensor
 from ..inducing_variables import BasisInducingPoints, SubspaceInducingPoints
 from ..models import MLGPF
 from ..models import mlgpf as _mlgpf_module
-from ..training import TensorBoard, fit
+from ..training import FunctionCallback, TensorBoard, fit
 from ..training.schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
 from ..validation import check_choice, check_multilabel_data, check_positive_int, check_positive_number
 from .mlgpf_data import DATASET_FILE_NAMES, load_xmc, synthetic_multilabel
@@ -360,8 +360,9 @@ def run_mlgpf(
                 config.epochs * -(-X_train.shape[0] // config.batch_size), name="learning_rate_decay",
             ),
             logdir=None if logdir is None else str(logdir), seed=config.seed,
-            callbacks=[test_metrics, TensorBoard(log_every=1, log_parameters=False)],
-            metrics_every=config.eval_every, progress=progress,
+            callbacks=[FunctionCallback(test_metrics, config.eval_every),
+                       TensorBoard(log_every=1, log_parameters=False)],
+            progress=progress,
         )
         scores = model.evaluate(X_test, Y_test)
         bound = full_bound(model, X_train, Y_train, config.batch_size)
