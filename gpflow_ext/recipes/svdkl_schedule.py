@@ -168,7 +168,7 @@ def run_schedule(
     Returns ``"dnn"``, ``"dnn_gp"``, ``"svdkl"``: accuracy and NLP of each stage's model on ``test_data`` (on the
     validation rows without it); ``"validation"``: the same on the validation rows; ``"chosen_epoch"``: each
     stage's kept epoch (0 = its starting state); the fit histories under ``"*_history"``. ``fit_kwargs`` go to
-    the joint stage (e.g. ``metrics``); ``network_optimizer``: a tf_keras optimizer for stage 1 only.
+    the joint stage (e.g. ``callbacks``); ``network_optimizer``: a tf_keras optimizer for stage 1 only.
     """
     s = schedule
     X, Y = validate_classification_data(*data, model.num_classes, model.input_shape, name="data")

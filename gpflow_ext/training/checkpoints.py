@@ -185,8 +185,9 @@ class RunCheckpoints:
             return prefix
         names = "; ".join(f"{prefix} ({why})" for _, prefix, why in unreadable)
         raise ValueError(
-            f"no checkpoint in {self.directory} is readable: {names}. Nothing was changed; pass resume=False "
-            "to start a fresh run (the unreadable files are then moved to a previous-K folder, not deleted)"
+            f"no checkpoint in {self.directory} is readable: {names}. Nothing was changed; pass "
+            "Checkpointing(..., resume=False) to start a fresh run (the unreadable files are then moved to a "
+            "previous-K folder, not deleted)"
         )
 
     def _check_fingerprint(self, prefix: str, reader: Any) -> None:
@@ -200,8 +201,8 @@ class RunCheckpoints:
             raise CheckpointMismatchError(
                 prefix,
                 differences,
-                f"Use another logdir/checkpoint_dir, or pass resume=False to start a fresh run here (the existing "
-                f"checkpoints are then moved to {self.directory}/previous-K, not deleted).",
+                f"Use another logdir/checkpoint_dir, or pass Checkpointing(..., resume=False) to start a fresh run "
+                f"here (the existing checkpoints are then moved to {self.directory}/previous-K, not deleted).",
             )
 
     def _set_aside_unreadable(self, unreadable: List[Tuple[int, str, str]], used: str) -> None:

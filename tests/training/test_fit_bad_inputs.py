@@ -3,7 +3,6 @@ import gpflow
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import tensorflow as tf
 
 from gpflow_ext.training import Checkpointing, Metrics, fit
 
