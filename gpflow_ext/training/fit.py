@@ -100,7 +100,9 @@ def fit(
         seeded ``Dropout``), retrace it once per epoch under the epoch's seed so that epoch ``e``'s
         random numbers depend on ``(seed, e)`` only, hence a resumed run draws the same numbers as an
         uninterrupted one (``False``: trace once; faster, and the random numbers of a run without
-        checkpoints differ from those of the default).
+        checkpoints differ from those of the default). It decides which random numbers a run draws,
+        so it is an argument of ``fit`` rather than of ``Checkpointing``: adding checkpoints to a run
+        never changes its numbers.
     :raises NonFiniteObjectiveError: when the objective or a gradient is NaN/inf; the update is not
         applied, the error names the culprit, and the last checkpoint is left as it was.
     :raises TrainingStepError: when the model fails on a minibatch (cause first, then epoch and step).
