@@ -125,8 +125,9 @@ def fit(
     if saver is not None:  # the folder may have been replaced by a file since the callback was made
         check_folder(saver.directory, "checkpoint_dir")
     variables = resolve_variables(model, variables)
-    dtype = training_dtype(model, variables)
+    dtype = training_dtype(model, variables, check=False)
     training = training_input(model, data, ints["batch_size"], dtype, seed, shuffle, strategy)
+    dtype = training_dtype(model, variables)  # after the data checks, whose messages are more specific
 
     # ---------------------------------------------------------------- update and its stages
     if strategy is not None:

@@ -67,10 +67,12 @@ def check_arguments(model, epochs, batch_size, seed, optimizer, learning_rate, c
     return ints, int(seed), callbacks
 
 
-def training_dtype(model: tf.Module, variables: Sequence[tf.Variable]) -> tf.DType:
+def training_dtype(model: tf.Module, variables: Sequence[tf.Variable], check: bool = True) -> tf.DType:
     """The float type of the trained variables (``gpflow.default_float()`` if none is floating):
-    floating data are cast to it."""
+    floating data are cast to it. A mix of float types raises (``check=False``: gives the default)."""
     floating = {v.dtype.base_dtype for v in variables if v.dtype.is_floating}
+    if len(floating) > 1 and not check:
+        return tf.as_dtype(gpflow.default_float())
     if len(floating) > 1:
         named = sorted(f"{v.name} ({v.dtype.name})" for v in variables if v.dtype.is_floating)
         raise ValueError(
