@@ -108,7 +108,7 @@ def run(args) -> dict:
     from gpflow_ext.data import XMCTextSource, XMCTFRecordSource, write_xmc_tfrecords
     from gpflow_ext.inducing_variables import SubspaceInducingPoints
     from gpflow_ext.models import MLGPF
-    from gpflow_ext.training import fit
+    from gpflow_ext.training import Checkpointing, fit
 
     result, phases, cpu = {"args": {k: str(v) for k, v in vars(args).items()}}, {}, {}
     float_type = np.float32 if args.float32 else np.float64
@@ -160,9 +160,9 @@ def run(args) -> dict:
     timer = StepTimes()
     start, cpu_start = time.perf_counter(), cpu_seconds()
     history = fit(model, data, epochs=args.epochs, learning_rate=args.learning_rate, seed=args.seed,
-                  checkpoint_dir=args.checkpoint_dir, checkpoint_every_steps=args.checkpoint_every_steps,
-                  resume=False if args.checkpoint_dir else "auto",
-                  callbacks=[timer.callback], progress=False)
+                  callbacks=[timer.callback] + ([Checkpointing(args.checkpoint_dir, resume=False,
+                                                               every_steps=args.checkpoint_every_steps)]
+                                                if args.checkpoint_dir else []), progress=False)
     _record("training", phases, cpu, start, cpu_start)
     result["rss_gb_after_training"] = peak_rss_gb()
     steps = len(timer.times)

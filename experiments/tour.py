@@ -51,7 +51,7 @@ def svgp_digits(
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    from gpflow_ext.training import TensorBoard, fit
+    from gpflow_ext.training import Checkpointing, Metrics, TensorBoard, fit
 
     epochs = epochs if epochs is not None else (20 if quick else 100)
     num_inducing = num_inducing if num_inducing is not None else (100 if quick else 200)
@@ -91,12 +91,13 @@ def svgp_digits(
         batch_size=batch_size,
         learning_rate=0.01,
         logdir=logdir,
-        checkpoint_every=5,  # under logdir/checkpoints; re-running with the same --logdir resumes
         seed=seed,
-        metrics={"test_accuracy": test_accuracy},
-        metrics_every=metrics_every,
-        callbacks=[TensorBoard(images={"inducing_points": plot_inducing}, images_every=epochs if epochs > 0 else 1,
-                               image_kwargs={"subplots_kw": {"nrows": 4, "ncols": 4}, "fig_kw": {"figsize": (4, 4)}})],
+        callbacks=[
+            Metrics({"test_accuracy": test_accuracy}, every=metrics_every),
+            TensorBoard(images={"inducing_points": plot_inducing}, images_every=epochs if epochs > 0 else 1,
+                        image_kwargs={"subplots_kw": {"nrows": 4, "ncols": 4}, "fig_kw": {"figsize": (4, 4)}}),
+        ] + ([Checkpointing(Path(logdir) / "checkpoints", every_epochs=5)] if logdir is not None else []),
+        # under logdir/checkpoints; re-running with the same --logdir resumes
         progress=progress,
     )
     train_seconds = time.perf_counter() - started

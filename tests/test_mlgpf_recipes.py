@@ -171,3 +171,13 @@ def test_docstring_examples_run(module_name):
 
     result = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("method", ["linear", "f-linear", "se", "f-se"])
+def test_more_free_inducing_inputs_than_rows_is_refused_by_name(method):
+    X = sp.random(12, 20, density=0.3, format="csr", random_state=0)
+    Y = sp.csr_matrix(np.eye(12, 4))
+    with pytest.raises(ValueError, match=rf"num_inducing=13 exceeds the 12 training rows of X: {method} places free"):
+        recipe.build_mlgpf(recipe.paper_config(method, num_inducing=13, num_latent_gps=2, rank=5), X, Y)
+    model = recipe.build_mlgpf(recipe.paper_config(method, num_inducing=12, num_latent_gps=2, rank=5), X, Y)
+    assert model.inducing_variable.Z.shape[0] == 12

@@ -38,7 +38,7 @@ import tensorflow as tf
 
 from ..inducing_variables import BasisInducingPoints, SubspaceInducingPoints
 from ..models import MLGPF
-from ..training import TensorBoard, fit
+from ..training import FunctionCallback, TensorBoard, fit
 from ..training.schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
 from ..utilities import to_input_tensor
 from ..validation import check_choice, check_multilabel_data, check_positive_int, check_positive_number
@@ -244,6 +244,12 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
             trainable_A=config.train_inducing, kmeans_max_iter=config.kmeans_max_iter,
         )
     else:
+        if config.num_inducing > N:
+            raise ValueError(
+                f"num_inducing={config.num_inducing} exceeds the {N} training rows of X: {config.method} places "
+                f"free inducing inputs by k-means on the rows, which gives at most N distinct centres (repeated "
+                f"inducing inputs make K_ZZ singular); use num_inducing <= {N}"
+            )
         from sklearn.cluster import KMeans
 
         centres = KMeans(
@@ -333,8 +339,9 @@ def run_mlgpf(
                 config.epochs * -(-X_train.shape[0] // config.batch_size), name="learning_rate_decay",
             ),
             logdir=None if logdir is None else str(logdir), seed=config.seed,
-            callbacks=[test_metrics, TensorBoard(log_every=1, log_parameters=False)],
-            metrics_every=config.eval_every, progress=progress,
+            callbacks=[FunctionCallback(test_metrics, config.eval_every),
+                       TensorBoard(log_every=1, log_parameters=False)],
+            progress=progress,
         )
         scores = model.evaluate(X_test, Y_test)
         bound = full_bound(model, X_train, Y_train, config.batch_size)

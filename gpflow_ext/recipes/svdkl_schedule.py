@@ -24,7 +24,7 @@ from gpflow.keras import tf_keras
 
 from ..metrics import classification_metrics
 from ..models import SoftmaxNetwork, SVDKL
-from ..training import EarlyStopping, GroupedOptimizer, TensorBoard, fit
+from ..training import EarlyStopping, GroupedOptimizer, Metrics, TensorBoard, fit
 from ..validation import check_positive_int, check_positive_number, validate_classification_data
 from ..variational.from_targets import set_posterior_of_targets
 
@@ -168,7 +168,7 @@ def run_schedule(
     Returns ``"dnn"``, ``"dnn_gp"``, ``"svdkl"``: accuracy and NLP of each stage's model on ``test_data`` (on the
     validation rows without it); ``"validation"``: the same on the validation rows; ``"chosen_epoch"``: each
     stage's kept epoch (0 = its starting state); the fit histories under ``"*_history"``. ``fit_kwargs`` go to
-    the joint stage (e.g. ``metrics``); ``network_optimizer``: a tf_keras optimizer for stage 1 only.
+    the joint stage (e.g. ``callbacks``); ``network_optimizer``: a tf_keras optimizer for stage 1 only.
     """
     s = schedule
     X, Y = validate_classification_data(*data, model.num_classes, model.input_shape, name="data")
@@ -243,8 +243,8 @@ def run_schedule(
         stops, metrics = selection("network", evaluate_network, network_epochs)
         out["network_history"] = fit(
             network, train_data, epochs=network_epochs, learning_rate=s.network_learning_rate,
-            optimizer=network_optimizer, logdir=stage_logdir("network"), metrics=metrics,
-            callbacks=[TensorBoard(log_parameters=False)] + stops, **common,
+            optimizer=network_optimizer, logdir=stage_logdir("network"),
+            callbacks=[Metrics(metrics), TensorBoard(log_parameters=False)] + stops, **common,
         )
     record("network", "dnn", evaluate_network)
 
@@ -255,9 +255,9 @@ def run_schedule(
     if gp_epochs > 0:
         stops, metrics = selection("gp", evaluate_model, gp_epochs)
         out["gp_history"] = fit(
-            model, train_data, epochs=gp_epochs, learning_rate=s.gp_learning_rate, metrics=metrics,
+            model, train_data, epochs=gp_epochs, learning_rate=s.gp_learning_rate,
             variables=model.gp_variables(), logdir=stage_logdir("gp"),
-            callbacks=[TensorBoard(log_parameters=False)] + stops, **common,
+            callbacks=[Metrics(metrics), TensorBoard(log_parameters=False)] + stops, **common,
         )
     record("gp", "dnn_gp", evaluate_model)
 
@@ -266,8 +266,8 @@ def run_schedule(
         stops, metrics = selection("joint", evaluate_model, joint_epochs)
         kwargs = dict(common, batch_size=joint_batch_size)
         kwargs.update(fit_kwargs or {})
-        kwargs["callbacks"] = list(kwargs.get("callbacks", ())) + [TensorBoard(log_parameters=False)] + stops
-        kwargs["metrics"] = dict(kwargs.get("metrics") or {}, **metrics)
+        kwargs["callbacks"] = ([Metrics(metrics)] + list(kwargs.get("callbacks", ()))
+                               + [TensorBoard(log_parameters=False)] + stops)
         if s.joint_gp_learning_rate is not None:
             kwargs["optimizer"] = GroupedOptimizer([
                 (tf_keras.optimizers.Adam(s.joint_learning_rate), model.network_variables()),

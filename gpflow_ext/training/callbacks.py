@@ -15,10 +15,13 @@ model parameters (``ModelToTensorBoard``), ``metrics/<name>``, and images ``<nam
 """
 import inspect
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from gpflow.monitor import ImageToTensorBoard, ModelToTensorBoard, Monitor, MonitorTaskGroup, ScalarToTensorBoard
 
+from ..validation import check_positive_int
+from .checkpoints import RESUME_CHOICES, check_folder
 from .history import History
 
 __all__ = [
@@ -268,19 +271,56 @@ class TensorBoard(Callback):
 
 
 class Checkpointing(Callback):
-    """Save through :class:`~gpflow_ext.training.checkpoints.RunCheckpoints` every ``every_epochs``
-    epochs (and after the last) and, optionally, every ``every_steps`` steps within epochs.
+    """Checkpoints of a :func:`~gpflow_ext.training.fit` run, and resuming from them.
 
-    ``counters`` are the checkpointed variables ``epoch, step, epoch_step, epoch_loss_sum,
-    history`` (a JSON string), assigned from the run state just before each save.
+    Pass it in ``fit``'s ``callbacks``; ``fit(..., checkpoint_dir=D)`` is short for
+    ``callbacks=[Checkpointing(D)]`` and ``fit(..., logdir=L)`` checkpoints to ``L/checkpoints`` with
+    these defaults. Saving goes through :class:`~gpflow_ext.training.checkpoints.RunCheckpoints`.
+
+    :param checkpoint_dir: the folder of the run's ``ckpt-N`` files (created if missing); an existing
+        regular file is refused.
+    :param resume: with checkpoints in the folder: ``"auto"`` resumes when they were written by the
+        same run (same model structure, data, batch size, seed, optimizer configuration: the
+        fingerprint stored with each checkpoint) and refuses otherwise, naming the differences;
+        ``True`` requires a checkpoint; ``False`` starts afresh after moving the existing
+        checkpoints to ``previous-K/``. A finished run restores its parameters, says so, and ``fit``
+        returns its History. Unreadable checkpoints are set aside with a warning and the newest
+        readable one is used.
+    :param every_epochs: save every this many epochs (and after the last one).
+    :param every_steps: also save every this many steps within an epoch; a resumed run continues
+        mid-epoch with the same minibatches (bit-identical for steps whose randomness lives in
+        variables, such as ``tf.random.Generator``).
+    :param max_checkpoints: the folder keeps at most this many checkpoints after every save (the
+        newest ones; checkpoints found on disk when the run starts count too).
     """
 
-    def __init__(self, checkpoints: Any, counters: Dict[str, Any], every_epochs: int = 1,
-                 every_steps: Optional[int] = None):
+    def __init__(
+        self,
+        checkpoint_dir: Union[str, Path],
+        *,
+        resume: Union[str, bool] = "auto",
+        every_epochs: int = 1,
+        every_steps: Optional[int] = None,
+        max_checkpoints: int = 3,
+    ):
+        if checkpoint_dir is None:
+            raise ValueError("checkpoint_dir must be a folder path, got None")
+        self.directory = check_folder(checkpoint_dir, "checkpoint_dir")
+        if not any(resume is choice for choice in RESUME_CHOICES) and resume != "auto":
+            raise ValueError(f"resume must be 'auto', True or False, got {resume!r}")
+        self.resume = resume
+        self.every_epochs = check_positive_int(every_epochs, "every_epochs")
+        self.every_steps = check_positive_int(every_steps, "every_steps", allow_none=True)
+        self.max_checkpoints = check_positive_int(max_checkpoints, "max_checkpoints")
+        self.checkpoints: Any = None
+        self.counters: Dict[str, Any] = {}
+
+    def attach(self, checkpoints: Any, counters: Dict[str, Any]) -> None:
+        """Called by ``fit``: the run's :class:`RunCheckpoints` and its checkpointed counters ``epoch,
+        step, epoch_step, epoch_loss_sum, history`` (a JSON string), assigned from the run state just
+        before each save."""
         self.checkpoints = checkpoints
         self.counters = counters
-        self.every_epochs = every_epochs
-        self.every_steps = every_steps
 
     def save(self, run: RunState) -> None:
         self.counters["epoch"].assign(run.epoch)

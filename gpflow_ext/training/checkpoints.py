@@ -28,11 +28,25 @@ import tensorflow as tf
 
 from .errors import CheckpointMismatchError
 
-__all__ = ["RunCheckpoints", "data_fingerprint", "fingerprint_differences", "RESUME_CHOICES"]
+__all__ = ["RunCheckpoints", "data_fingerprint", "fingerprint_differences", "check_folder", "RESUME_CHOICES"]
 
 RESUME_CHOICES = ("auto", True, False)
 _INDEX = re.compile(r"^ckpt-(\d+)\.index$")
 _FINGERPRINT_KEY = "fingerprint/.ATTRIBUTES/VARIABLE_VALUE"
+
+
+def check_folder(path: Union[str, Path], name: str) -> Path:
+    """``path`` as a folder that exists or can be created: a ``ValueError`` naming the argument ``name``
+    when ``path`` or one of its parents is an existing regular file."""
+    folder = Path(path)
+    for place in (folder, *folder.parents):
+        if place.exists():
+            if not place.is_dir():
+                where = "is" if place == folder else f"lies under {str(place)!r}, which is"
+                raise ValueError(f"{name}={str(path)!r} {where} an existing file, not a folder; "
+                                 f"pass the path of a folder (it is created if missing)")
+            break
+    return folder
 
 
 def data_fingerprint(arrays: Optional[Sequence[Any]]) -> Dict[str, Any]:
@@ -171,8 +185,9 @@ class RunCheckpoints:
             return prefix
         names = "; ".join(f"{prefix} ({why})" for _, prefix, why in unreadable)
         raise ValueError(
-            f"no checkpoint in {self.directory} is readable: {names}. Nothing was changed; pass resume=False "
-            "to start a fresh run (the unreadable files are then moved to a previous-K folder, not deleted)"
+            f"no checkpoint in {self.directory} is readable: {names}. Nothing was changed; pass "
+            "Checkpointing(..., resume=False) to start a fresh run (the unreadable files are then moved to a "
+            "previous-K folder, not deleted)"
         )
 
     def _check_fingerprint(self, prefix: str, reader: Any) -> None:
@@ -186,8 +201,8 @@ class RunCheckpoints:
             raise CheckpointMismatchError(
                 prefix,
                 differences,
-                f"Use another logdir/checkpoint_dir, or pass resume=False to start a fresh run here (the existing "
-                f"checkpoints are then moved to {self.directory}/previous-K, not deleted).",
+                f"Use another logdir/checkpoint_dir, or pass Checkpointing(..., resume=False) to start a fresh run "
+                f"here (the existing checkpoints are then moved to {self.directory}/previous-K, not deleted).",
             )
 
     def _set_aside_unreadable(self, unreadable: List[Tuple[int, str, str]], used: str) -> None:
@@ -228,9 +243,14 @@ class RunCheckpoints:
                 warnings.warn(f"the checkpoint state file {state} is unreadable; kept it as {kept} and rebuilt it "
                               f"from the {len(found)} ckpt-N files present")
         present = [prefix for _, prefix in reversed(found)]  # oldest first
-        if found and (listed is None or sorted(map(_abs, listed)) != sorted(map(_abs, present))):
+        if found:
+            # every checkpoint on disk gets a timestamp after the "last preserved" one: the manager then
+            # counts it for rotation (a state file without timestamps makes it forget them all)
+            stamps = [Path(prefix + ".index").stat().st_mtime for prefix in present]
+            stamps = [float(t) for t in np.maximum.accumulate(np.asarray(stamps) + 1e-6 * np.arange(len(stamps)))]
             tf.compat.v1.train.update_checkpoint_state(
-                str(self.directory), present[-1], all_model_checkpoint_paths=present
+                str(self.directory), present[-1], all_model_checkpoint_paths=present,
+                all_model_checkpoint_timestamps=stamps, last_preserved_timestamp=min(stamps) - 1.0,
             )
         self.manager = tf.train.CheckpointManager(self.checkpoint, str(self.directory), max_to_keep=self.max_to_keep)
 
@@ -250,7 +270,3 @@ class RunCheckpoints:
                 shutil.move(str(path), str(target / path.name))
         self.latest = self.manager.save(checkpoint_number=number)
         return self.latest
-
-
-def _abs(path: str) -> str:
-    return str(Path(path).resolve())

@@ -10,19 +10,19 @@ import contextlib
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Sequence, Union
 
 import numpy as np
 import tensorflow as tf
 
-from .callbacks import Callback, Checkpointing, FunctionCallback, Metrics, ProgressBar, RunState, TensorBoard
-from .checkpoints import RunCheckpoints
+from .callbacks import Callback, Checkpointing, FunctionCallback, ProgressBar, RunState, TensorBoard
+from .checkpoints import RunCheckpoints, check_folder
 from .data import ArrayInput, HeldData
 from .diagnosis import first_nonfinite_operation, nonfinite_culprits
 from .distribute import DistributedStep, check_strategy, is_chief, split_rows
 from .errors import NonFiniteObjectiveError, TrainingStepError
 from .history import History
-from .prepare import check_arguments, resolve_variables, run_fingerprint, training_input
+from .prepare import check_arguments, resolve_variables, run_fingerprint, training_dtype, training_input
 from .step import NOISE_SPEC, make_step, objective, uses_stateful_random_ops
 from .updates import as_update
 
@@ -39,35 +39,34 @@ def fit(
     batch_size: Optional[int] = None,
     optimizer: Optional[Any] = None,
     learning_rate: float = 1e-2,
+    callbacks: Sequence[Union[Callback, Callable[..., Any]]] = (),
     logdir: Optional[Union[str, Path]] = None,
     checkpoint_dir: Optional[Union[str, Path]] = None,
-    resume: Union[str, bool] = "auto",
-    checkpoint_every: int = 1,
-    checkpoint_every_steps: Optional[int] = None,
-    max_checkpoints: int = 3,
     seed: int = 0,
-    callbacks: Sequence[Union[Callback, Callable[..., Any]]] = (),
-    metrics: Optional[Mapping[str, Callable[..., float]]] = None,
-    metrics_every: int = 1,
-    progress: bool = True,
-    compile: bool = True,
-    dtype: Optional[Any] = None,
     strategy: Optional[tf.distribute.Strategy] = None,
     variables: Optional[Sequence[Any]] = None,
     shuffle: bool = True,
+    progress: bool = True,
     exact_random_resume: bool = True,
 ) -> History:
     """Train ``model`` by minimising ``model.training_loss`` and return its :class:`History`.
+
+    Everything else is a callback: checkpointing and resume (:class:`~gpflow_ext.training.Checkpointing`:
+    folder, ``resume``, how often, how many to keep), user scalars
+    (:class:`~gpflow_ext.training.Metrics`, or plain functions in ``callbacks``), TensorBoard
+    (:class:`~gpflow_ext.training.TensorBoard`), early stopping. The float type of the data is the
+    model's (the dtype of its trained parameters); to debug the step eagerly, call
+    ``tf.config.run_functions_eagerly(True)`` first.
 
     :param model: any GPflow model. External-data models (SVGP & co.) are called as
         ``model.training_loss(batch)``; internal-data models (GPR, SGPR) as ``model.training_loss()``
         with ``data=None``.
     :param data: tuple of arrays with equal first dimension N (numpy or ``scipy.sparse``, CSR
         preferred). Each minibatch is a tuple of the same structure; sparse parts arrive as
-        ``tf.SparseTensor``. Floating arrays are cast to ``dtype``; integer arrays keep their type and
-        boolean arrays (masks) stay ``tf.bool``. The data are checked before anything is traced.
-        Also a ``tf.data.Dataset`` of minibatch tuples (dense or ``tf.SparseTensor`` parts), one full
-        pass per epoch, or a function ``epoch -> Dataset`` (1-based), for data streamed from disk;
+        ``tf.SparseTensor``. Floating arrays are cast to the model's float type; integer arrays keep
+        their type and boolean arrays (masks) stay ``tf.bool``. The data are checked before anything is
+        traced. Also a ``tf.data.Dataset`` of minibatch tuples (dense or ``tf.SparseTensor`` parts), one
+        full pass per epoch, or a function ``epoch -> Dataset`` (1-based), for data streamed from disk;
         ``batch_size`` is then None, and resuming mid-epoch skips the batches already trained.
     :param epochs: total number of epochs of the run (a resumed run trains up to it).
     :param batch_size: minibatch size B (``None``: full batch); steps per epoch = ceil(N / B).
@@ -75,56 +74,60 @@ def fit(
         :class:`~gpflow_ext.training.GroupedOptimizer`, or an update such as
         :class:`~gpflow_ext.training.NaturalGradientUpdate`. With a ``strategy``, create it inside
         ``strategy.scope()``.
+    :param learning_rate: Adam's learning rate (a number or a schedule) when ``optimizer`` is None.
+    :param callbacks: :class:`~gpflow_ext.training.Callback` objects (at most one
+        :class:`~gpflow_ext.training.Checkpointing`), or functions called eagerly after every epoch
+        with any of ``model, epoch, step, history, objective``; a returned ``dict`` of scalars is
+        logged like :class:`~gpflow_ext.training.Metrics` (wrap a function in
+        :class:`~gpflow_ext.training.FunctionCallback` to call it less often).
     :param logdir: TensorBoard folder (``tensorboard --logdir DIR``); checkpoints go to
-        ``logdir/checkpoints`` unless ``checkpoint_dir`` is given. Pass a
+        ``logdir/checkpoints`` (with :class:`~gpflow_ext.training.Checkpointing`'s defaults) unless
+        a ``Checkpointing`` callback or ``checkpoint_dir`` is given. Pass a
         :class:`~gpflow_ext.training.TensorBoard` callback to choose what is logged.
-    :param resume: with checkpoints in the folder: ``"auto"`` resumes when they were written by the
-        same run (same model structure, data, batch size, seed, optimizer configuration: the
-        fingerprint stored with each checkpoint) and refuses otherwise, naming the differences;
-        ``True`` requires a checkpoint; ``False`` starts afresh after moving the existing
-        checkpoints to ``previous-K/``. A finished run restores its parameters, says so, and returns
-        its History. Unreadable checkpoints are set aside with a warning and the newest readable
-        one is used.
-    :param checkpoint_every: save every this many epochs (and after the last one).
-    :param checkpoint_every_steps: also save every this many steps within an epoch; a resumed run
-        continues mid-epoch with the same minibatches (bit-identical for steps whose randomness
-        lives in variables, such as ``tf.random.Generator``).
-    :param max_checkpoints: how many of the run's newest checkpoints to keep.
+    :param checkpoint_dir: short for ``callbacks=[Checkpointing(checkpoint_dir)]``.
     :param seed: epoch ``e`` (1-based) shuffles with the stateless key ``(seed, e)``; TF's global
         seed is set to ``seed * 1000003 + e`` before the first epoch of the call, and before every
         epoch if the step has stateful random ops (see ``exact_random_resume``).
-    :param callbacks: :class:`~gpflow_ext.training.Callback` objects, or functions called eagerly after
-        every ``metrics_every``-th epoch with any of ``model, epoch, step, history, objective``; a
-        returned ``dict`` of scalars is logged like ``metrics``.
-    :param metrics: ``{name: function}`` of user scalars every ``metrics_every`` epochs (and after
-        the last), logged as ``metrics/<name>`` and stored in ``history.metrics``.
-    :param progress: show a tqdm bar with the objective.
-    :param compile: wrap the step in ``tf.function`` (``False`` for eager debugging).
-    :param dtype: float type for floating data (default ``gpflow.default_float()``).
     :param strategy: a ``tf.distribute`` strategy; build the model inside ``strategy.scope()``.
         Each replica's loss is weighted by its share of the global batch, so the result equals the
         single-device run. Only the chief writes checkpoints and logs.
     :param variables: train only these (Parameters, tf.Variables or Modules); default all trainable.
-    :param shuffle: reshuffle rows every epoch.
-    :param exact_random_resume: if the step contains stateful random ops (``tf.random.normal``),
-        retrace it once per epoch under the epoch's seed so that a run resumed at an epoch boundary
-        draws the same numbers as an uninterrupted one (``False``: trace once).
+        The way to train a model in stages (what ``var_list`` is to ``optimizer.minimize``).
+    :param shuffle: reshuffle the rows of array data every epoch (``False``: rows in order, the
+        minibatches a file streamed front to back gives).
+    :param progress: show a tqdm bar with the objective.
+    :param exact_random_resume: if the step contains stateful random ops (``tf.random.normal``,
+        seeded ``Dropout``), retrace it once per epoch under the epoch's seed so that epoch ``e``'s
+        random numbers depend on ``(seed, e)`` only, hence a resumed run draws the same numbers as an
+        uninterrupted one (``False``: trace once; faster, and the random numbers of a run without
+        checkpoints differ from those of the default). It decides which random numbers a run draws,
+        so it is an argument of ``fit`` rather than of ``Checkpointing``: adding checkpoints to a run
+        never changes its numbers.
     :raises NonFiniteObjectiveError: when the objective or a gradient is NaN/inf; the update is not
         applied, the error names the culprit, and the last checkpoint is left as it was.
     :raises TrainingStepError: when the model fails on a minibatch (cause first, then epoch and step).
     """
-    ints, seed, callbacks, dtype = check_arguments(
-        model, epochs, batch_size, checkpoint_every, checkpoint_every_steps, max_checkpoints, metrics_every,
-        seed, optimizer, learning_rate, metrics, callbacks, dtype, resume, strategy)
+    ints, seed, callbacks = check_arguments(model, epochs, batch_size, seed, optimizer, learning_rate, callbacks,
+                                            strategy)
     epochs = ints["epochs"]
-    training = training_input(model, data, ints["batch_size"], dtype, seed, shuffle, strategy)
+    savers = [c for c in callbacks if isinstance(c, Checkpointing)]
+    callbacks = tuple(c for c in callbacks if not isinstance(c, Checkpointing))
+    if len(savers) > 1:
+        raise ValueError(f"callbacks hold {len(savers)} Checkpointing callbacks; a run has one checkpoint folder")
+    if savers and checkpoint_dir is not None:
+        raise ValueError("pass checkpoint_dir= or a Checkpointing callback, not both "
+                         "(checkpoint_dir=D is short for callbacks=[Checkpointing(D)])")
+    if logdir is not None:
+        check_folder(logdir, "logdir")
+    saver = savers[0] if savers else (
+        Checkpointing(checkpoint_dir) if checkpoint_dir is not None
+        else Checkpointing(Path(logdir) / "checkpoints") if logdir is not None else None)
+    if saver is not None:  # the folder may have been replaced by a file since the callback was made
+        check_folder(saver.directory, "checkpoint_dir")
     variables = resolve_variables(model, variables)
-    mismatched = [f"{v.name} ({v.dtype.name})" for v in variables if v.dtype.is_floating and v.dtype != dtype]
-    if mismatched:
-        raise ValueError(
-            f"the model's parameters {mismatched[:3]} do not have dtype={dtype.name}; build the model under "
-            "gpflow.config.as_context(gpflow.config.Config(float=...)) or pass the matching dtype="
-        )
+    dtype = training_dtype(model, variables, check=False)
+    training = training_input(model, data, ints["batch_size"], dtype, seed, shuffle, strategy)
+    dtype = training_dtype(model, variables)  # after the data checks, whose messages are more specific
 
     # ---------------------------------------------------------------- update and its stages
     if strategy is not None:
@@ -146,28 +149,27 @@ def fit(
         history=tf.Variable("", dtype=tf.string, trainable=False, name="history"),
     )
     fingerprint = tf.Variable("", dtype=tf.string, trainable=False, name="fingerprint")
-    if checkpoint_dir is None and logdir is not None:
-        checkpoint_dir = Path(logdir) / "checkpoints"
     writer = is_chief(strategy)
     history = History(steps_per_epoch=training.steps_per_epoch, logdir=None if logdir is None else str(logdir))
     checkpoints = None
-    if checkpoint_dir is not None:
+    if saver is not None:
         stateful = [(f"callback_{i}", c) for i, c in enumerate(callbacks) if hasattr(c, "checkpoint_state")]
         states = {key: c.checkpoint_state(model) for key, c in stateful}
         fingerprint_values = run_fingerprint(model, trained, training, seed, dtype, update)
         if stateful:
             fingerprint_values["callback_states"] = [f"{key}:{type(c).__name__}" for key, c in stateful]
         checkpoints = RunCheckpoints(
-            checkpoint_dir,
+            saver.directory,
             tf.train.Checkpoint(model=model, optimizer=update.trackable, fingerprint=fingerprint, **counters,
                                 **states),
             fingerprint,
             fingerprint_values,
-            ints["max_checkpoints"],
+            saver.max_checkpoints,
             writer=writer,
         )
-        history.resumed_from = history.last_checkpoint = checkpoints.restore(resume)
+        history.resumed_from = history.last_checkpoint = checkpoints.restore(saver.resume)
         history.restore_json(counters["history"].numpy().decode())
+        saver.attach(checkpoints, counters)
     run = RunState(model=model, history=history, epochs=epochs, steps_per_epoch=training.steps_per_epoch,
                    logdir=history.logdir, writer=writer,
                    epoch=int(counters["epoch"].numpy()), step=int(counters["step"].numpy()),
@@ -178,7 +180,8 @@ def fit(
         where = f"epoch {run.epoch}" + (f" + {run.epoch_step} step(s)" if run.epoch_step else "")
         if run.epoch >= epochs:
             print(f"fit: {history.resumed_from} already holds epoch {run.epoch} of {epochs}: restored it, "
-                  "nothing left to train (resume=False trains afresh, a larger epochs= continues)")
+                  "nothing left to train (Checkpointing(..., resume=False) trains afresh, a larger epochs= "
+                  "continues)")
         else:
             print(f"fit: resumed from {history.resumed_from} at {where} (step {run.step})")
 
@@ -186,14 +189,11 @@ def fit(
     parts: List[Callback] = [ProgressBar(progress)]
     if not any(isinstance(c, TensorBoard) for c in callbacks):
         parts.append(TensorBoard())
-    if metrics:
-        parts.append(Metrics(metrics, ints["metrics_every"]))
-    parts += [c if isinstance(c, Callback) else FunctionCallback(c, ints["metrics_every"]) for c in callbacks]
-    saver = None if checkpoints is None else Checkpointing(
-        checkpoints, counters, ints["checkpoint_every"], ints["checkpoint_every_steps"])
+    parts += [c if isinstance(c, Callback) else FunctionCallback(c) for c in callbacks]
 
     if run.epoch >= epochs:
         return history
+    compile = not tf.config.functions_run_eagerly()
     _train(run, model, stages, trained, training, strategy, parts, saver, checkpoints, dtype, seed, compile,
            exact_random_resume)
     return history

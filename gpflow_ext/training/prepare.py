@@ -2,7 +2,7 @@
 training arrays (through each model's :func:`~gpflow_ext.validation.check_training_data`), the
 variables to train, and the run fingerprint stored with every checkpoint."""
 import warnings
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import gpflow
 import numpy as np
@@ -11,11 +11,11 @@ from gpflow.keras import tf_keras
 
 from ..validation import check_model, check_positive_int, check_positive_number, check_training_data
 from .callbacks import Callback
-from .checkpoints import RESUME_CHOICES, data_fingerprint
+from .checkpoints import data_fingerprint
 from .data import ArrayData, ArrayInput, DatasetInput, HeldData
 from .diagnosis import variable_names
 
-__all__ = ["resolve_variables", "check_arguments", "training_input", "run_fingerprint"]
+__all__ = ["resolve_variables", "check_arguments", "training_dtype", "training_input", "run_fingerprint"]
 
 
 def resolve_variables(model: tf.Module, variables: Optional[Sequence[Any]]) -> list:
@@ -48,35 +48,38 @@ def resolve_variables(model: tf.Module, variables: Optional[Sequence[Any]]) -> l
     return unique
 
 
-def check_arguments(model, epochs, batch_size, checkpoint_every, checkpoint_every_steps, max_checkpoints,
-                     metrics_every, seed, optimizer, learning_rate, metrics, callbacks, dtype, resume, strategy):
+def check_arguments(model, epochs, batch_size, seed, optimizer, learning_rate, callbacks, strategy):
     check_model(model)
     if strategy is not None and not isinstance(strategy, tf.distribute.Strategy):
         raise TypeError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
     ints = dict(
         epochs=check_positive_int(epochs, "epochs", minimum=0),
         batch_size=check_positive_int(batch_size, "batch_size", allow_none=True),
-        checkpoint_every=check_positive_int(checkpoint_every, "checkpoint_every"),
-        checkpoint_every_steps=check_positive_int(checkpoint_every_steps, "checkpoint_every_steps", allow_none=True),
-        max_checkpoints=check_positive_int(max_checkpoints, "max_checkpoints"),
-        metrics_every=check_positive_int(metrics_every, "metrics_every"),
     )
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if optimizer is None and not isinstance(learning_rate, tf_keras.optimizers.schedules.LearningRateSchedule):
         check_positive_number(learning_rate, "learning_rate", "a positive number or a schedule")
-    if metrics is not None and not isinstance(metrics, Mapping):
-        raise TypeError("metrics must be a mapping {name: function}")
     callbacks = (callbacks,) if callable(callbacks) and not isinstance(callbacks, Callback) else tuple(callbacks)
     for i, callback in enumerate(callbacks):
         if not (isinstance(callback, Callback) or callable(callback)):
             raise TypeError(f"callbacks[{i}] is not callable: {callback!r}")
-    dtype = tf.as_dtype(dtype if dtype is not None else gpflow.default_float())
-    if not dtype.is_floating:
-        raise ValueError(f"dtype must be a floating type (float32/float64), got {dtype.name}")
-    if not any(resume is choice for choice in RESUME_CHOICES) and resume != "auto":
-        raise ValueError(f"resume must be 'auto', True or False, got {resume!r}")
-    return ints, int(seed), callbacks, dtype
+    return ints, int(seed), callbacks
+
+
+def training_dtype(model: tf.Module, variables: Sequence[tf.Variable], check: bool = True) -> tf.DType:
+    """The float type of the trained variables (``gpflow.default_float()`` if none is floating):
+    floating data are cast to it. A mix of float types raises (``check=False``: gives the default)."""
+    floating = {v.dtype.base_dtype for v in variables if v.dtype.is_floating}
+    if len(floating) > 1 and not check:
+        return tf.as_dtype(gpflow.default_float())
+    if len(floating) > 1:
+        named = sorted(f"{v.name} ({v.dtype.name})" for v in variables if v.dtype.is_floating)
+        raise ValueError(
+            f"the trained parameters of {type(model).__name__} mix float types {sorted(d.name for d in floating)}: "
+            f"{named[:4]}; build the whole model under gpflow.config.as_context(gpflow.config.Config(float=...))"
+        )
+    return floating.pop() if floating else tf.as_dtype(gpflow.default_float())
 
 
 def training_input(model, data, batch_size, dtype, seed, shuffle, strategy):

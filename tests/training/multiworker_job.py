@@ -27,7 +27,7 @@ import scipy.sparse as sp  # noqa: E402
 from gpflow_ext.bijectors import planar_flow  # noqa: E402
 from gpflow_ext.models import GPLVF  # noqa: E402
 from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config  # noqa: E402
-from gpflow_ext.training import Callback, fit, is_chief  # noqa: E402
+from gpflow_ext.training import Callback, Checkpointing, fit, is_chief  # noqa: E402
 
 N = 200
 
@@ -91,9 +91,9 @@ def main(argv=None):
         started = time.perf_counter()
         history = fit(model, data, epochs=args.epochs, batch_size=args.batch_size, learning_rate=0.02, seed=3,
                       progress=False, strategy=STRATEGY,
-                      checkpoint_dir=None if args.checkpoints is None else args.checkpoints / name,
-                      checkpoint_every_steps=args.checkpoint_every_steps,
-                      callbacks=[Pace(args.sleep)] if args.sleep else ())
+                      callbacks=([Pace(args.sleep)] if args.sleep else []) + (
+                          [] if args.checkpoints is None else
+                          [Checkpointing(args.checkpoints / name, every_steps=args.checkpoint_every_steps)]))
         seconds = time.perf_counter() - started
         print(f"{name}: objective {history.objective} in {seconds:.1f} s, seconds per epoch "
               f"{history.seconds_per_epoch}", flush=True)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gpflow_ext.training import EarlyStopping, fit
+from gpflow_ext.training import EarlyStopping, Metrics, fit
 
 
 def _data(n=200, seed=0):
@@ -59,7 +59,7 @@ def test_max_mode_and_a_metric_of_another_callback():
     model = _model(X)
     values = iter([0.1, 0.5, 0.4, 0.3])
     stop = EarlyStopping("acc", mode="max", patience=2)
-    fit(model, (X, Y), epochs=8, batch_size=50, metrics={"acc": lambda: next(values)}, callbacks=[stop],
+    fit(model, (X, Y), epochs=8, batch_size=50, callbacks=[Metrics({"acc": lambda: next(values)}), stop],
         progress=False)
     assert stop.best_epoch == 2 and stop.best_value == 0.5 and stop.stopped_epoch == 4
 

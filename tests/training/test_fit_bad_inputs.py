@@ -3,9 +3,8 @@ import gpflow
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import tensorflow as tf
 
-from gpflow_ext.training import fit
+from gpflow_ext.training import Checkpointing, Metrics, fit
 
 
 @pytest.fixture
@@ -43,12 +42,9 @@ def test_bad_data(problem, data, error, message):
         (dict(batch_size=2.5), TypeError, r"batch_size must be an integer"),
         (dict(epochs=-1), ValueError, r"epochs must be >= 0, got -1"),
         (dict(epochs=1.0), TypeError, r"epochs must be an integer"),
-        (dict(checkpoint_every=0), ValueError, r"checkpoint_every must be >= 1"),
         (dict(learning_rate=-0.1), ValueError, r"learning_rate must be a positive number"),
         (dict(seed=-1), ValueError, r"seed must be a non-negative integer"),
-        (dict(dtype=tf.int32), ValueError, r"dtype must be a floating type"),
         (dict(callbacks=[42]), TypeError, r"callbacks\[0\] is not callable"),
-        (dict(metrics=[lambda: 1.0]), TypeError, r"metrics must be a mapping"),
         (dict(optimizer=object()), TypeError, r"optimizer must have apply_gradients"),
         (dict(variables=["kernel"]), TypeError, r"variables\[0\] must be a gpflow.Parameter"),
         (dict(variables=[]), ValueError, r"no trainable variables"),
@@ -98,3 +94,51 @@ def test_checkpoint_of_another_model_is_refused(th, tmp_path):
     with pytest.raises(ValueError, match=r"checkpoint .*ckpt-1 was written by a different run: "
                                          r"variables.inducing_variable.Z: saved \[\[6, 2\], 'float64'\], now \[\[4, 2\]"):
         fit(th.svgp(X, num_inducing=4), (X, Y), epochs=2, checkpoint_dir=tmp_path, progress=False)
+
+
+@pytest.mark.parametrize(
+    "make, error, message",
+    [
+        (lambda d: Checkpointing(d, every_epochs=0), ValueError, r"every_epochs must be >= 1"),
+        (lambda d: Checkpointing(d, every_steps=0), ValueError, r"every_steps must be >= 1"),
+        (lambda d: Checkpointing(d, max_checkpoints=0), ValueError, r"max_checkpoints must be >= 1"),
+        (lambda d: Checkpointing(d, resume="yes"), ValueError, r"resume must be 'auto', True or False, got 'yes'"),
+        (lambda d: Checkpointing(None), ValueError, r"checkpoint_dir must be a folder path"),
+        (lambda d: Metrics([lambda: 1.0]), TypeError, r"metrics must be a mapping"),
+    ],
+)
+def test_bad_callback_arguments(tmp_path, make, error, message):
+    with pytest.raises(error, match=message):
+        make(tmp_path)
+
+
+def test_checkpoint_dir_that_is_a_file_is_refused_by_name_before_training(problem, tmp_path):
+    model, X, Y = problem
+    before = [v.numpy().copy() for v in model.trainable_variables]
+    a_file = tmp_path / "ckpt"
+    a_file.write_text("not a folder")
+    for where in (a_file, a_file / "inner"):
+        message = rf"checkpoint_dir='{where}' (is|lies under '{a_file}', which is) an existing file, not a folder"
+        with pytest.raises(ValueError, match=message):
+            fit(model, (X, Y), epochs=1, checkpoint_dir=where, progress=False)
+        with pytest.raises(ValueError, match=message):
+            Checkpointing(where)
+    with pytest.raises(ValueError, match=rf"logdir='{a_file}' is an existing file"):
+        fit(model, (X, Y), epochs=1, logdir=a_file, progress=False)
+    folder = tmp_path / "later"
+    saver = Checkpointing(folder)
+    folder.write_text("replaced by a file")  # after the callback was made
+    with pytest.raises(ValueError, match=r"checkpoint_dir='.*later' is an existing file"):
+        fit(model, (X, Y), epochs=1, callbacks=[saver], progress=False)
+    assert all(np.array_equal(b, v.numpy()) for b, v in zip(before, model.trainable_variables))  # nothing trained
+    assert a_file.read_text() == "not a folder"
+
+
+def test_one_checkpoint_folder_per_run(problem, tmp_path):
+    model, X, Y = problem
+    with pytest.raises(ValueError, match=r"checkpoint_dir= or a Checkpointing callback, not both"):
+        fit(model, (X, Y), epochs=1, checkpoint_dir=tmp_path / "a", callbacks=[Checkpointing(tmp_path / "b")],
+            progress=False)
+    with pytest.raises(ValueError, match=r"2 Checkpointing callbacks"):
+        fit(model, (X, Y), epochs=1, callbacks=[Checkpointing(tmp_path / "a"), Checkpointing(tmp_path / "b")],
+            progress=False)

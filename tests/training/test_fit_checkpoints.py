@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpflow_ext.training import CheckpointMismatchError, fit
+from gpflow_ext.training import CheckpointMismatchError, Checkpointing, fit
 
 KW = dict(batch_size=10, learning_rate=0.05, seed=3, progress=False)
 
@@ -27,7 +27,7 @@ def run3(th, tmp_path):
     """A 3-epoch run (4 steps per epoch: ckpt-4, -8, -12) and an uninterrupted 3-epoch twin."""
     X, Y = th.regression_data(n=40)
     folder = tmp_path / "run"
-    fit(th.svgp(X), (X, Y), epochs=3, checkpoint_dir=folder, max_checkpoints=10, **KW)
+    fit(th.svgp(X), (X, Y), epochs=3, callbacks=[Checkpointing(folder, max_checkpoints=10)], **KW)
     straight = th.svgp(X)
     history = fit(straight, (X, Y), epochs=3, **KW)
     return X, Y, folder, th.values(straight), history
@@ -58,7 +58,8 @@ def test_resume_false_starts_afresh_and_keeps_the_old_run(th, tmp_path, capsys):
     fit(th.svgp(X), (X, Y), epochs=2, checkpoint_dir=tmp_path, **KW)
     old = ckpt_prefixes(tmp_path)
     model = th.svgp(X)
-    history = fit(model, (X, Y), epochs=1, checkpoint_dir=tmp_path, resume=False, **{**KW, "learning_rate": 0.01})
+    history = fit(model, (X, Y), epochs=1, callbacks=[Checkpointing(tmp_path, resume=False)],
+                  **{**KW, "learning_rate": 0.01})
     assert history.start_epoch == 0 and history.epochs == [1]
     assert "moved the 2 existing checkpoint(s) to" in capsys.readouterr().out
     assert ckpt_prefixes(tmp_path / "previous-1") == old and ckpt_prefixes(tmp_path) == [4]
@@ -67,9 +68,9 @@ def test_resume_false_starts_afresh_and_keeps_the_old_run(th, tmp_path, capsys):
 def test_resume_true_needs_a_checkpoint_and_resume_must_be_a_known_value(th, tmp_path):
     X, Y = th.regression_data(n=40)
     with pytest.raises(ValueError, match=r"resume=True but there is no checkpoint"):
-        fit(th.svgp(X), (X, Y), epochs=1, checkpoint_dir=tmp_path, resume=True, **KW)
+        fit(th.svgp(X), (X, Y), epochs=1, callbacks=[Checkpointing(tmp_path, resume=True)], **KW)
     with pytest.raises(ValueError, match=r"resume must be 'auto', True or False, got 'yes'"):
-        fit(th.svgp(X), (X, Y), epochs=1, checkpoint_dir=tmp_path, resume="yes", **KW)
+        fit(th.svgp(X), (X, Y), epochs=1, callbacks=[Checkpointing(tmp_path, resume="yes")], **KW)
 
 
 def _truncate(path: Path):
@@ -102,7 +103,7 @@ def test_a_damaged_newest_checkpoint_falls_back_to_the_older_one(th, run3, damag
     spoil(folder / name)
     resumed = th.svgp(X)
     with pytest.warns(UserWarning, match=r"ckpt-12 is unreadable .*moved to .*unreadable-1; resuming from the older .*ckpt-8"):
-        history = fit(resumed, (X, Y), epochs=3, checkpoint_dir=folder, max_checkpoints=10, **KW)
+        history = fit(resumed, (X, Y), epochs=3, callbacks=[Checkpointing(folder, max_checkpoints=10)], **KW)
     assert history.start_epoch == 2 and history.trained_epochs == [3]
     assert th.max_abs_diff(th.values(resumed), straight) <= 1e-12  # epoch 3 retrained: same parameters
     np.testing.assert_allclose(history.objective, straight_history.objective, rtol=0, atol=1e-12)
@@ -123,7 +124,7 @@ def test_checkpoints_without_a_readable_state_file_are_recovered(th, run3, state
         expectation = pytest.warns(UserWarning, match=r"state file .* is unreadable; kept it as .*checkpoint\.unreadable-1")
     resumed = th.svgp(X)
     with expectation:
-        history = fit(resumed, (X, Y), epochs=4, checkpoint_dir=folder, max_checkpoints=10, **KW)
+        history = fit(resumed, (X, Y), epochs=4, callbacks=[Checkpointing(folder, max_checkpoints=10)], **KW)
     assert history.start_epoch == 3 and history.trained_epochs == [4]  # resumed from ckpt-12, not from 0
     assert ckpt_prefixes(folder) == before + [16]  # no trained epoch rotated away or overwritten
     if state == "garbled":
@@ -158,11 +159,10 @@ def test_step_level_checkpoints_resume_mid_epoch_bit_exactly(th, tmp_path, capsy
     straight = th.svgp(X)
     h_straight = fit(straight, (X, Y), epochs=3, **KW)
     with pytest.raises(KeyboardInterrupt):  # stop after step 7 (epoch 2 of 4-step epochs), last save at step 6
-        fit(th.svgp(X), (X, Y), epochs=3, checkpoint_dir=tmp_path, checkpoint_every_steps=3,
-            callbacks=[th.StopAtStep(7)], **KW)
+        fit(th.svgp(X), (X, Y), epochs=3, callbacks=[th.StopAtStep(7), Checkpointing(tmp_path, every_steps=3)], **KW)
     assert "re-run the same command to resume from" in capsys.readouterr().out and ckpt_prefixes(tmp_path) == [3, 4, 6]
     resumed = th.svgp(X)
-    history = fit(resumed, (X, Y), epochs=3, checkpoint_dir=tmp_path, checkpoint_every_steps=3, **KW)
+    history = fit(resumed, (X, Y), epochs=3, callbacks=[Checkpointing(tmp_path, every_steps=3)], **KW)
     assert "at epoch 1 + 2 step(s) (step 6)" in capsys.readouterr().out
     assert th.max_abs_diff(th.values(resumed), th.values(straight)) == 0.0
     assert history.objective == h_straight.objective and history.steps == [4, 8, 12]
@@ -180,7 +180,7 @@ README_EXAMPLE = textwrap.dedent(
     """
     import gpflow
     import numpy as np
-    from gpflow_ext.training import fit
+    from gpflow_ext.training import Metrics, fit
 
     rng = np.random.default_rng(0)
     X = rng.uniform(-3, 3, size=(2000, 1)); Y = np.sin(2 * X) + 0.1 * rng.normal(size=X.shape)
@@ -188,7 +188,7 @@ README_EXAMPLE = textwrap.dedent(
                                inducing_variable=X[:20].copy(), num_data=len(X))
     rmse = lambda: float(np.sqrt(np.mean((model.predict_f(X)[0].numpy() - Y) ** 2)))
     history = fit(model, (X, Y), epochs=3, batch_size=256, learning_rate=0.02, seed=0,
-                  logdir=LOGDIR, metrics={"rmse": rmse}, metrics_every=5, progress=False)
+                  logdir=LOGDIR, callbacks=[Metrics({"rmse": rmse}, every=5)], progress=False)
     print(history.objective[-1], history.metrics["rmse"][-1], history.median_seconds_per_epoch())
     """
 )
@@ -214,3 +214,24 @@ def test_readme_example_runs_twice_in_two_processes(tmp_path):
     last_lines = [r.stdout.strip().splitlines()[-1].split() for r in runs]
     assert last_lines[0][:2] == last_lines[1][:2]  # same final objective and rmse
     assert "nothing left to train" in runs[1].stdout
+
+
+def test_rotation_counts_the_checkpoints_found_on_disk_after_a_damaged_one(th, tmp_path):
+    """max_checkpoints holds after every save, also when the run resumed past a damaged checkpoint (the
+    state file then lists a checkpoint that was set aside, and is rebuilt from the files present)."""
+    X, Y = th.regression_data(n=40)
+    folder = tmp_path / "run"
+    fit(th.svgp(X), (X, Y), epochs=5, callbacks=[Checkpointing(folder, max_checkpoints=3)], **KW)
+    assert ckpt_prefixes(folder) == [12, 16, 20]
+    _truncate(folder / "ckpt-20.data-00000-of-00001")
+    counts = []
+
+    def count(**_):
+        counts.append(len(ckpt_prefixes(folder)))
+
+    with pytest.warns(UserWarning, match=r"ckpt-20 is unreadable"):
+        history = fit(th.svgp(X), (X, Y), epochs=9, callbacks=[count, Checkpointing(folder, max_checkpoints=3)],
+                      **KW)
+    counts.append(len(ckpt_prefixes(folder)))
+    assert history.start_epoch == 4 and ckpt_prefixes(folder) == [28, 32, 36]
+    assert max(counts) <= 3, counts

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 import tensorflow as tf
 from gpflow.keras import tf_keras
 
-from gpflow_ext.training import fit
+from gpflow_ext.training import FunctionCallback, Metrics, fit
 from gpflow_ext.training.data import ArrayData, epoch_order, minibatch_dataset, steps_per_epoch
 
 
@@ -130,10 +130,16 @@ def test_float32_model_and_data(th):
         assert model.kernel.variance.dtype == tf.float32
         history = fit(model, (X, Y), epochs=3, batch_size=20, learning_rate=0.05, progress=False)
     assert np.all(np.isfinite(history.objective)) and history.objective[-1] < history.objective[0]
-    # explicit dtype= without the context works too
-    model = svgp(X.astype(np.float32))  # float64 model (default) ...
-    with pytest.raises(ValueError, match=r"\(float64\)'\] do not have dtype=float32"):
-        fit(model, (X, Y), epochs=1, dtype=np.float32, progress=False)
+    # the data take the model's float type: float32 data train a float64 model in float64
+    model = svgp(X)
+    history = fit(model, (X.astype(np.float32), Y.astype(np.float32)), epochs=1, progress=False)
+    assert model.kernel.variance.dtype == tf.float64 and np.isfinite(history.objective[-1])
+    # a model whose trained parameters mix float types is refused, naming them
+    with gpflow.config.as_context(gpflow.config.Config(float=np.float32)):
+        mixed = svgp(X.astype(np.float32))
+    mixed.likelihood.variance = gpflow.Parameter(0.5, transform=gpflow.utilities.positive(), dtype=np.float64)
+    with pytest.raises(ValueError, match=r"mix float types \['float32', 'float64'\]"):
+        fit(mixed, (X, Y), epochs=1, progress=False)
 
 
 def test_variables_subset_trains_only_those(th):
@@ -170,8 +176,9 @@ def test_callbacks_and_metrics_are_recorded(th):
         return {"kernel_variance": float(model.kernel.variance.numpy())}
 
     history = fit(
-        model, (X, Y), epochs=4, batch_size=20, metrics={"rmse": lambda: 0.5, "epoch_times_two": lambda epoch: 2.0 * epoch},
-        metrics_every=2, callbacks=[callback], progress=True,
+        model, (X, Y), epochs=4, batch_size=20, progress=True,
+        callbacks=[Metrics({"rmse": lambda: 0.5, "epoch_times_two": lambda epoch: 2.0 * epoch}, every=2),
+                   FunctionCallback(callback, every=2)],
     )
     assert seen == [2, 4] and history.metric_epochs == [2, 4]
     assert history.metrics["epoch_times_two"] == [4.0, 8.0]
@@ -183,7 +190,11 @@ def test_eager_mode_matches_compiled(th):
     X, Y = regression_data(n=30)
     compiled, eager = svgp(X), svgp(X)
     h1 = fit(compiled, (X, Y), epochs=2, batch_size=15, progress=False)
-    h2 = fit(eager, (X, Y), epochs=2, batch_size=15, compile=False, progress=False)
+    tf.config.run_functions_eagerly(True)  # the way to debug the step eagerly
+    try:
+        h2 = fit(eager, (X, Y), epochs=2, batch_size=15, progress=False)
+    finally:
+        tf.config.run_functions_eagerly(False)
     np.testing.assert_allclose(h1.objective, h2.objective, rtol=1e-12)
     assert max_abs_diff(values(compiled), values(eager)) < 1e-10
 

@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 import tensorflow as tf
 
-from gpflow_ext.training import fit
+from gpflow_ext.training import Checkpointing, fit
 
 KW = dict(learning_rate=0.05, seed=1, progress=False)
 
@@ -41,10 +41,9 @@ def test_a_dataset_run_resumes_mid_epoch_exactly(th, tmp_path):
     straight = th.svgp(X)
     fit(straight, dataset, epochs=2, **KW)
     with pytest.raises(KeyboardInterrupt):
-        fit(th.svgp(X), dataset, epochs=2, checkpoint_dir=tmp_path, checkpoint_every_steps=2,
-            callbacks=[th.StopAtStep(7)], **KW)
+        fit(th.svgp(X), dataset, epochs=2, callbacks=[th.StopAtStep(7), Checkpointing(tmp_path, every_steps=2)], **KW)
     resumed = th.svgp(X)
-    history = fit(resumed, dataset, epochs=2, checkpoint_dir=tmp_path, checkpoint_every_steps=2, **KW)
+    history = fit(resumed, dataset, epochs=2, callbacks=[Checkpointing(tmp_path, every_steps=2)], **KW)
     assert history.start_epoch == 1 and th.max_abs_diff(th.values(resumed), th.values(straight)) == 0.0
 
 

@@ -14,7 +14,7 @@ SCRIPT = textwrap.dedent(
     import sys
     import gpflow
     import numpy as np
-    from gpflow_ext.training import fit
+    from gpflow_ext.training import Checkpointing, fit
 
     folder, out = sys.argv[1], sys.argv[2]
     rng = np.random.default_rng(0)
@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent(
     model = gpflow.models.SVGP(gpflow.kernels.SquaredExponential(lengthscales=[1.0, 1.0]),
                                gpflow.likelihoods.Gaussian(variance=0.5), X[:8].copy(), num_data=300)
     fit(model, (X, Y), epochs=8, batch_size=20, learning_rate=0.03, seed=5, progress=False,
-        checkpoint_dir=None if folder == "-" else folder, checkpoint_every_steps=2, max_checkpoints=2)
+        callbacks=[] if folder == "-" else [Checkpointing(folder, every_steps=2, max_checkpoints=2)])
     np.savez(out, **{k: v.numpy() for k, v in gpflow.utilities.parameter_dict(model).items()})
     """
 )

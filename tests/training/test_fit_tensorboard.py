@@ -4,7 +4,7 @@ import tensorflow as tf
 from gpflow.monitor import ExecuteCallback, MonitorTaskGroup
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from gpflow_ext.training import TensorBoard, fit
+from gpflow_ext.training import Metrics, TensorBoard, fit
 
 
 def test_event_files_contain_scalars_parameters_metrics_and_images(th, tmp_path):
@@ -18,8 +18,8 @@ def test_event_files_contain_scalars_parameters_metrics_and_images(th, tmp_path)
     extra = MonitorTaskGroup(ExecuteCallback(lambda epoch=None, objective=None, **_: calls.append((epoch, objective))), period=3)
     history = fit(
         model, (X, Y), epochs=3, batch_size=10, logdir=tmp_path,
-        callbacks=[TensorBoard(log_every=2, monitor=extra, images={"fit_plot": plot}, images_every=3)],
-        metrics={"test_rmse": lambda model: float(np.sqrt(np.mean((model.predict_f(X)[0].numpy() - Y) ** 2)))},
+        callbacks=[Metrics({"test_rmse": lambda model: float(np.sqrt(np.mean((model.predict_f(X)[0].numpy() - Y) ** 2)))}),
+                   TensorBoard(log_every=2, monitor=extra, images={"fit_plot": plot}, images_every=3)],
         progress=False,
     )
     accumulator = EventAccumulator(str(tmp_path), size_guidance={"scalars": 0, "tensors": 0, "images": 0})
