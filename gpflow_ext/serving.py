@@ -97,6 +97,8 @@ def _psvgp_functions(model: PreconditionedSVGP, **options: Any) -> Dict[str, Cal
 @serving_functions.register(MLGPF)
 def _mlgpf_functions(model: MLGPF, **options: Any) -> Dict[str, Callable]:
     _no_options(model, options)
+    if model.input_dim is None:
+        raise ValueError("serving an MLGPF needs its input dimension D, read from its inducing variable: got None")
     dtype, dim = model_float_type(model), int(model.input_dim)
     out = {}
     for suffix, spec in (("", _dense(dim, dtype)), ("_sparse", tf.SparseTensorSpec([None, dim], dtype))):

@@ -254,8 +254,8 @@ def train_gplvf(
             raise ValueError("warm_start needs per-row q(x_n) parameters (encoder=False)")
         if warm_start.flow is not None:
             raise ValueError("warm_start must be a Gaussian-q(X) GPLVF (flow=None)")
-        values = {k: v.numpy() for k, v in gpflow.utilities.parameter_dict(warm_start).items()}
-        gpflow.utilities.multiple_assign(model, values)  # shapes are checked by assign
+        warm_values = {k: v.numpy() for k, v in gpflow.utilities.parameter_dict(warm_start).items()}
+        gpflow.utilities.multiple_assign(model, warm_values)  # shapes are checked by assign
     history = train_with_fit(
         model, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
         natgrad_gamma=natgrad_gamma, lr_decay=lr_decay, group_learning_rates=group_learning_rates, logdir=logdir,

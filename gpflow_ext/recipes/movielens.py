@@ -304,8 +304,8 @@ def run_protocol_b(ratings_by_split: Dict[str, Tuple[sp.csr_matrix, sp.csr_matri
         for flow_length in config.flows:
             name = flow_name(flow_length)
             model, history = config.training.train(model_train, flow_length, logdir=config.log_folder(f"b_{split}_{name}"))
-            ev = evaluate_at(model, *model.training_latents(), test, config.predict_samples, config.training.seed,
-                             biases=biases)
+            x_mean, x_var = model.training_latents()
+            ev = evaluate_at(model, x_mean, x_var, test, config.predict_samples, config.training.seed, biases=biases)
             row[f"{name}_rmse"] = ev["rmse"]
             row[f"{name}_test_loglik"] = ev["test_loglik"]
             row[f"{name}_seconds_per_epoch"] = history.median_seconds_per_epoch()

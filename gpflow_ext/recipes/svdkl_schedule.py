@@ -202,7 +202,7 @@ def run_schedule(
     test = checked.get("test_data", valid)
     batch_size, joint_batch_size = int(min(batch_size, len(X))), int(min(joint_batch_size, len(X)))
     train_data = (X, Y[:, None])
-    common = dict(batch_size=batch_size, seed=s.seed, progress=progress, exact_random_resume=False)
+    common: Dict[str, Any] = dict(batch_size=batch_size, seed=s.seed, progress=progress, exact_random_resume=False)
     out: Dict[str, Any] = {"validation": {}, "chosen_epoch": {}}
 
     def stage_logdir(stage: str) -> Optional[str]:
@@ -264,7 +264,7 @@ def run_schedule(
     # 3. everything jointly (SV-DKL); never returns a model worse on validation than the one it started from
     if joint_epochs > 0:
         stops, metrics = selection("joint", evaluate_model, joint_epochs)
-        kwargs = dict(common, batch_size=joint_batch_size)
+        kwargs: Dict[str, Any] = dict(common, batch_size=joint_batch_size)
         kwargs.update(fit_kwargs or {})
         kwargs["callbacks"] = ([Metrics(metrics)] + list(kwargs.get("callbacks", ()))
                                + [TensorBoard(log_parameters=False)] + stops)

@@ -143,7 +143,7 @@ class ProgressBar(Callback):
 
     def __init__(self, enabled: bool = True):
         self.enabled = enabled
-        self.bar = None
+        self.bar: Any = None  # a tqdm bar from on_train_begin on
 
     def on_train_begin(self, run: RunState) -> None:
         from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it

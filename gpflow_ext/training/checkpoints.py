@@ -59,10 +59,10 @@ def data_fingerprint(arrays: Optional[Sequence[Any]]) -> Dict[str, Any]:
         if sp.issparse(array):
             array = sp.csr_matrix(array)
             for piece in (array.indptr, array.indices, array.data):
-                digest.update(np.ascontiguousarray(piece).view(np.uint8))
+                digest.update(np.ascontiguousarray(piece).view(np.uint8))  # type: ignore[arg-type]  # ndarray is a buffer
             parts.append({"shape": list(array.shape), "dtype": str(array.dtype), "sparse": True})
         else:
-            digest.update(np.ascontiguousarray(array).view(np.uint8).reshape(-1))
+            digest.update(np.ascontiguousarray(array).view(np.uint8).reshape(-1))  # type: ignore[arg-type]
             parts.append({"shape": list(array.shape), "dtype": str(array.dtype)})
     return {"parts": parts, "digest": digest.hexdigest()}
 
@@ -268,5 +268,6 @@ class RunCheckpoints:
             target.mkdir()
             for path in existing:
                 shutil.move(str(path), str(target / path.name))
+        assert self.manager is not None  # made above when the folder is first written
         self.latest = self.manager.save(checkpoint_number=number)
         return self.latest

@@ -9,7 +9,7 @@ Shuffling is stateless and keyed by ``(seed, epoch)``, so epoch ``e`` sees the s
 training ran uninterrupted or was resumed from a checkpoint.
 """
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -181,7 +181,8 @@ class ArrayInput:
         self.description = data.shapes()
         self._fingerprint = fingerprint or {}
         self.last_epoch: Optional[int] = None
-        self._batches, self._next_epoch = None, None
+        self._batches: Optional[Iterator[Any]] = None
+        self._next_epoch: Optional[int] = None
 
     def epoch(self, epoch: int, skip: int = 0):
         if self._batches is None or epoch != self._next_epoch or skip:
@@ -247,7 +248,8 @@ class DatasetInput:
         return dataset.map(cast)
 
     def epoch(self, epoch: int, skip: int = 0):
-        dataset = self.dataset if self.make is None else self._cast(self.make(epoch))
+        dataset = self._cast(self.make(epoch)) if self.make is not None else self.dataset
+        assert dataset is not None  # set in __init__ whenever make is None
         return iter(dataset.skip(skip))
 
     def fingerprint(self) -> dict:

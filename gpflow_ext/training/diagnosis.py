@@ -6,7 +6,7 @@ layer and weight names (``.feature_extractor/dense_2/kernel``).
 """
 import re
 import traceback
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import gpflow
 import numpy as np
@@ -27,7 +27,7 @@ def _readable(path: str, variable: tf.Variable) -> str:
 
 def variable_names(model: tf.Module, variables: Sequence[tf.Variable]) -> List[str]:
     """Readable names for ``variables`` (parameters of ``model`` or not)."""
-    by_ref = {}
+    by_ref: Dict[Any, str] = {}
     for path, leaf in gpflow.utilities.parameter_dict(model).items():
         variable = leaf.unconstrained_variable if isinstance(leaf, gpflow.Parameter) else leaf
         if isinstance(variable, tf.Variable):

@@ -9,7 +9,7 @@ compiled calls, so every replica agrees on applying or not.
 """
 import json
 import os
-from typing import Any, Callable, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
@@ -96,7 +96,7 @@ class DistributedStep:
     """``compute(rows, seed) -> (objective, (per-replica grads, flags))`` and ``apply(grads)``; each replica
     evaluates its share of the rows with per-row random numbers keyed by ``(seed, global row index)``."""
 
-    def __init__(self, strategy, model, stage: Stage, gather: Callable, dtype: tf.DType, internal: bool):
+    def __init__(self, strategy, model, stage: Stage, gather: Optional[Callable], dtype: tf.DType, internal: bool):
         self.strategy = strategy
         variables = stage.variables
         replicas = strategy.num_replicas_in_sync

@@ -57,7 +57,7 @@ class EarlyStopping(Callback):
         self.name = name or (monitor if isinstance(monitor, str) else "monitor")
         self.mode, self.patience, self.min_delta = mode, int(patience), float(min_delta)
         self.restore_best, self.include_start, self.every = bool(restore_best), bool(include_start), int(every)
-        self._state: Optional[tf.Module] = None
+        self._state: Any = None  # a tf.Module of the state variables, made by checkpoint_state
         self.values: dict = {}
 
     # -- state kept in tf.Variables, so that it is checkpointed with the run ------------------------------
@@ -123,6 +123,7 @@ class EarlyStopping(Callback):
 
     # -- helpers ----------------------------------------------------------------------------------------
     def _evaluate(self, run: RunState) -> float:
+        assert callable(self.monitor)  # a name is read from the metrics instead
         value = call_flexibly(self.monitor, model=run.model, epoch=run.epoch, step=run.step, history=run.history,
                               objective=run.epoch_objective)
         value = float(value)

@@ -10,7 +10,7 @@ import contextlib
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 import tensorflow as tf
@@ -316,7 +316,7 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
 
 def _epoch_end(run: RunState, parts: Sequence[Callback]) -> None:
     """Epoch-end callbacks; scalars they return are recorded in the history as they come."""
-    history, values = run.history, {}
+    history, values = run.history, {}  # type: Any, Dict[str, float]
     for part in parts:
         returned = part.on_epoch_end(run)
         if returned:

@@ -8,7 +8,7 @@ is no longer maintained), so this one is a small ``tf.Module``: checkpoints made
 every inner optimizer's slots. :func:`adam_by_group` builds one from named variable groups, e.g. a
 model's ``parameter_groups()`` (:meth:`gpflow_ext.models.GPLVF.parameter_groups`), and a rate per name.
 """
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
@@ -30,7 +30,7 @@ class GroupedOptimizer(tf.Module):
         groups = list(groups)
         if not groups:
             raise ValueError("groups must hold at least one (optimizer, variables) pair")
-        self._owner = {}  # variable ref -> group index
+        self._owner: Dict[Any, int] = {}  # variable ref -> group index
         for index, group in enumerate(groups):
             if not isinstance(group, (tuple, list)) or len(group) != 2:
                 raise TypeError(f"groups[{index}] must be an (optimizer, variables) pair, got {type(group).__name__}")
