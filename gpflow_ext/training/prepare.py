@@ -49,6 +49,7 @@ def resolve_variables(model: tf.Module, variables: Optional[Sequence[Any]]) -> l
 
 
 def check_arguments(model, epochs, batch_size, seed, optimizer, learning_rate, callbacks, strategy):
+    """Check :func:`~gpflow_ext.training.fit`'s arguments before anything is traced; raise naming the argument."""
     check_model(model)
     if strategy is not None and not isinstance(strategy, tf.distribute.Strategy):
         raise TypeError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
@@ -124,6 +125,8 @@ def training_input(model, data, batch_size, dtype, seed, shuffle, strategy):
 
 
 def run_fingerprint(model, variables, training, seed, dtype, update) -> dict:
+    """What makes a run itself (model class and parameter shapes, trained variables, data, seed, dtype and
+    update rule), stored with its checkpoints so that a resume into a different run is refused."""
     shapes = {path: [list(leaf.shape), leaf.dtype.name]
               for path, leaf in gpflow.utilities.parameter_dict(model).items() if hasattr(leaf, "shape")}
     return {
