@@ -44,7 +44,7 @@ def load(dataset: str, data_dir, seed: int, folds: int = 1, indicators: str = "k
         table = gdata.load_connect4(data_dir, download=False)
         X, y = gdata.connect4_one_hot(table.X), table.y
     elif dataset == "covtype":
-        table = gdata.uci_extra.load_covtype(data_dir)
+        table = gdata.load_covtype(data_dir)
         X, y = table.X, table.y
     else:
         raise ValueError(f"--dataset must be one of {DATASETS}, got {dataset!r}")
