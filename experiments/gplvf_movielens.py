@@ -68,7 +68,6 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -78,7 +77,7 @@ from experiments.common import (
     write_results,
 )
 from experiments.paper_values import GPLVF as PAPER
-from gpflow_ext.config import peers_python as configured_peers_python
+from gpflow_ext.config import PEERS_HINT, peers_python
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.latents import BASE_COVARIANCE_NAMES
@@ -93,22 +92,11 @@ GPY_SCRIPT = REPO / "benchmarks" / "gpy_bgplvm_missing.py"
 
 
 # ------------------------------------------------------------------------------------ the GPy peer (its own venv)
-def peers_python() -> Optional[str]:
-    path = configured_peers_python()
-    if path and Path(path).exists():
-        return path
-    print(
-        "GPy peer skipped: no peers interpreter. Create one with\n"
-        "  python -m venv peers && peers/bin/pip install -r benchmarks/requirements-peers.txt\n"
-        "and set GPFLOW_EXT_PEERS_PYTHON=peers/bin/python"
-    )
-    return None
-
-
 def gpy_peer(train: sp.csr_matrix, target: sp.csr_matrix, *, latent_dim, num_inducing, max_iters, seed, timeout=3000):
     """GPy BayesianGPLVM(missing_data=True) in a subprocess: RMSE on ``target`` and seconds per iteration."""
     python = peers_python()
     if python is None:
+        print(f"GPy peer skipped: no peers interpreter; {PEERS_HINT}")
         return None
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
