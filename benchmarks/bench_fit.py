@@ -9,13 +9,13 @@ checkpointing (here off) and epoch bookkeeping.
 Prints the median seconds per epoch of each (after one warm-up epoch) and the ratio
 GPflow loop / fit (> 1: fit is faster). Run: ``python -m benchmarks.bench_fit [--smoke]``.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import time
 
 import numpy as np
 
-from experiments.common import base_parser, print_table, write_results
+from benchmarks.common import base_parser, print_table, write_results
 
 
 def _problem(num_inducing: int, seed: int):

@@ -12,7 +12,7 @@
 
 Network d-1000-1000-500-50-c (Adult-like d = 108, c = 2, one GP per output feature).
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import json
 import subprocess
@@ -25,7 +25,7 @@ import tensorflow as tf
 import gpflow
 from gpflow.keras import tf_keras
 
-from experiments.common import base_parser, compiled_training_step
+from benchmarks.common import base_parser, compiled_training_step
 from gpflow_ext.config import peers_python
 from gpflow_ext.results import write_results
 from gpflow_ext.models import SVDKL

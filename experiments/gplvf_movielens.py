@@ -63,63 +63,25 @@ for the tests.
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import argparse
-import json
-import os
-import subprocess
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from experiments.common import (
-    REPO, add_planar_constraint_argument, arguments_record, base_parser, planar_identity_at_zero, print_table,
+    add_planar_constraint_argument, arguments_record, base_parser, planar_identity_at_zero, print_table,
     write_results,
 )
 from experiments.paper_values import GPLVF as PAPER
-from gpflow_ext.config import PEERS_HINT, peers_python
+from benchmarks.gpy_bgplvm_missing import gpy_peer
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.latents import BASE_COVARIANCE_NAMES
 from gpflow_ext.recipes.gplvf import KERNEL_NAMES, KL_X_CHOICES, GPLVFTraining
 from gpflow_ext.recipes.movielens import (
-    RATING_RANGE, SMALL_ITEMS, SMALL_USERS, ProtocolA, ProtocolB, ProtocolC, dense_with_nan, flow_name, rmse,
-    run_protocol_a, run_protocol_b, run_protocol_c, small_slice,
+    SMALL_ITEMS, SMALL_USERS, ProtocolA, ProtocolB, ProtocolC, flow_name, run_protocol_a, run_protocol_b,
+    run_protocol_c, small_slice,
 )
 from gpflow_ext.training import LEARNING_RATE_DECAYS
-
-GPY_SCRIPT = REPO / "benchmarks" / "gpy_bgplvm_missing.py"
-
-
-# ------------------------------------------------------------------------------------ the GPy peer (its own venv)
-def gpy_peer(train: sp.csr_matrix, target: sp.csr_matrix, *, latent_dim, num_inducing, max_iters, seed, timeout=3000):
-    """GPy BayesianGPLVM(missing_data=True) in a subprocess: RMSE on ``target`` and seconds per iteration."""
-    python = peers_python()
-    if python is None:
-        print(f"GPy peer skipped: no peers interpreter; {PEERS_HINT}")
-        return None
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        t = sp.coo_matrix(target)
-        np.savez(tmp / "in.npz", Y=dense_with_nan(train), rows=t.row, cols=t.col, vals=t.data)
-        cmd = [python, str(GPY_SCRIPT), str(tmp / "in.npz"), str(tmp / "out.json"),
-               "--latent-dim", str(latent_dim), "--num-inducing", str(num_inducing),
-               "--max-iters", str(max_iters), "--seed", str(seed)]
-        env = dict(os.environ, OMP_NUM_THREADS="2", MKL_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired:
-            print(f"GPy peer timed out after {timeout} s")
-            return None
-        if proc.returncode != 0:
-            print("GPy peer failed:\n" + proc.stderr[-2000:])
-            return None
-        out = json.loads((tmp / "out.json").read_text())
-    pred = np.asarray(out["pred"])
-    out.update(rmse=rmse(np.clip(pred, *RATING_RANGE), t.data), rmse_unclipped=rmse(pred, t.data), num_test=int(t.nnz))
-    out.pop("pred")
-    return out
-
 
 # ------------------------------------------------------------------------------------ command line -> configs
 def parse_lengths(text: str):
