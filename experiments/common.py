@@ -10,7 +10,9 @@ from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off 
 
 import argparse
 import copy
+import dataclasses
 import os
+import typing
 from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
@@ -140,3 +142,63 @@ def as_builtin(values: Dict[str, Any]) -> Dict[str, Any]:
             value = value.item()
         out[key] = value
     return out
+
+
+def _flag_type(annotation: Any):
+    """``(type, is_bool)`` of a dataclass field's annotation (``Optional[X]`` is ``X``)."""
+    if typing.get_origin(annotation) is typing.Union:
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation, annotation is bool
+
+
+def dataclass_flags(config_class: type, flags: Mapping[str, str]) -> Dict[str, str]:
+    """``{field: dest}``: the ``argparse`` destination of each field's flag in ``flags`` (``{field: "--flag"}``)."""
+    names = {f.name for f in dataclasses.fields(config_class)}
+    unknown = sorted(set(flags) - names)
+    if unknown:
+        raise ValueError(f"flags: {unknown} are not fields of {config_class.__name__}")
+    return {name: flag.lstrip("-").replace("-", "_") for name, flag in flags.items()}
+
+
+def add_dataclass_arguments(
+    parser: argparse.ArgumentParser,
+    config_class: type,
+    flags: Mapping[str, str],
+    *,
+    help: Optional[Mapping[str, str]] = None,  # noqa: A002 (argparse's word)
+    choices: Optional[Mapping[str, Sequence[Any]]] = None,
+) -> None:
+    """One command-line option per field of the dataclass ``config_class`` named in ``flags`` (``{field:
+    "--flag"}``, in the order given), so that each default is stated once, in the dataclass.
+
+    The option's type is the field's annotation (``Optional[X]``: ``X``; ``bool``: ``--flag`` / ``--no-flag``),
+    its default the field's default, its help text ``help[field]`` or the field's ``metadata["help"]``,
+    its choices ``choices[field]``. Read the values back with :func:`config_from_args`.
+    """
+    hints = typing.get_type_hints(config_class)
+    fields = {f.name: f for f in dataclasses.fields(config_class)}
+    dataclass_flags(config_class, flags)
+    for name, flag in flags.items():
+        field = fields[name]
+        if field.default is not dataclasses.MISSING:
+            default = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            raise ValueError(f"flags: field {name!r} of {config_class.__name__} has no default")
+        kind, is_bool = _flag_type(hints[name])
+        text = (help or {}).get(name, field.metadata.get("help"))
+        if is_bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
+        else:
+            parser.add_argument(flag, type=kind, default=default, help=text,
+                                **({"choices": list(choices[name])} if choices and name in choices else {}))
+
+
+def config_from_args(config_class: type, args: argparse.Namespace, flags: Mapping[str, str],
+                     **overrides: Any) -> Dict[str, Any]:
+    """``{field: value}`` of the options :func:`add_dataclass_arguments` added for ``flags``, then ``overrides``;
+    pass it to ``config_class(**...)`` with the fields that do not come from the command line."""
+    values = {name: getattr(args, dest) for name, dest in dataclass_flags(config_class, flags).items()}
+    values.update(overrides)
+    return values

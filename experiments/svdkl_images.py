@@ -11,7 +11,7 @@ from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines
 
 from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
-from experiments.svdkl_common import add_stage_arguments, result_rows, stage_options  # noqa: E402
+from experiments.svdkl_common import add_size_arguments, add_stage_arguments, result_rows, stage_options  # noqa: E402
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
 from gpflow_ext.recipes.svdkl_data import IMAGE_DATASETS, mnist_split  # noqa: E402
 from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
@@ -25,8 +25,7 @@ def main(argv=None):
     parser = base_parser(__doc__.split("\n\n")[0], figure_dir=True,
                          smoke="{max_train} training / {max_test} test images, {epochs} epoch(s)".format(**SMOKE))
     parser.add_argument("--dataset", choices=IMAGE_DATASETS, default="mnist")
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--grid-size", type=int, default=64, help="points per KISS-GP grid")
+    add_size_arguments(parser)
     parser.add_argument("--max-train", type=int, default=None,
                         help="train on a stratified random subset of this many training images (try small first)")
     add_stage_arguments(parser)  # the DNN -> GP -> joint schedule's options and --no-progress

@@ -16,7 +16,7 @@ import json  # noqa: E402
 import numpy as np  # noqa: E402
 
 from experiments.common import base_parser, write_results  # noqa: E402
-from experiments.svdkl_common import add_network_arguments, network_options  # noqa: E402
+from experiments.svdkl_common import add_network_arguments, add_size_arguments, network_options  # noqa: E402
 from gpflow_ext.recipes.svdkl import SVDKLSchedule, ThreeWayConfig, run_schedule, run_three_way  # noqa: E402
 from gpflow_ext.recipes.svdkl_data import mnist_split, validation_rows  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_lenet  # noqa: E402
@@ -35,10 +35,10 @@ def main(argv=None):
     parser.add_argument("--gp-epochs", type=int, default=2)
     parser.add_argument("--joint-epochs", type=int, default=8)
     parser.add_argument("--joint-lrs", type=str, default="1e-4,3e-4", help="comma-separated Adam learning rates")
-    parser.add_argument("--batch-size", type=int, default=256)
+    add_size_arguments(parser, ["batch_size"])
     parser.add_argument("--joint-batch-sizes", type=str, default=None,
                         help="comma-separated minibatch sizes of the joint stage (default: --batch-size)")
-    parser.add_argument("--grid-size", type=int, default=64)
+    add_size_arguments(parser, ["grid_size"])
     add_network_arguments(parser)
     args = parser.parse_args(argv)
     if args.validation_size is None:

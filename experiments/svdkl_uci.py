@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 
 from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
-from experiments.svdkl_common import add_stage_arguments, result_rows, stage_options  # noqa: E402
+from experiments.svdkl_common import add_size_arguments, add_stage_arguments, result_rows, stage_options  # noqa: E402
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
 from gpflow_ext.recipes.svdkl_data import UCI_DATASETS, uci_splits  # noqa: E402
 from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
@@ -30,8 +30,7 @@ def main(argv=None):
                          smoke="400 training and 200 test rows of the chosen split")
     parser.add_argument("--dataset", choices=UCI_DATASETS, required=True)
     parser.add_argument("--folds", type=int, default=1, help="1: the stated split; 5: the paper's 5-fold CV")
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--grid-size", type=int, default=64)
+    add_size_arguments(parser)
     parser.add_argument("--hidden", type=str, default="1000,1000,500,50", help="hidden layer sizes")
     add_stage_arguments(parser)
     parser.add_argument("--indicators", choices=INDICATOR_SCALINGS, default="keep",
