@@ -148,8 +148,3 @@ def test_tour_prints_no_tensorflow_log_lines_and_logs_every_section(tmp_path, ru
     for name in sections:
         assert list((tmp_path / "runs" / name).rglob("events.out.tfevents.*")), name
 
-
-def test_benchmarks_import_the_library_never_experiments():
-    pattern = re.compile(r"^\s*(from\s+experiments[\s.]|import\s+experiments\b)", re.MULTILINE)
-    offenders = [path.name for path in sorted((REPO / "benchmarks").glob("*.py")) if pattern.search(path.read_text(encoding="utf-8"))]
-    assert not offenders, offenders
