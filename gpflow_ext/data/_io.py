@@ -12,7 +12,7 @@ import lzma
 import os
 import zlib
 from pathlib import Path
-from typing import IO, Dict, Iterator, List, Optional, Sequence, Union
+from typing import IO, Dict, Iterator, List, Literal, Optional, Sequence, Union, overload
 
 from .. import config
 from .download import REGISTRY
@@ -194,13 +194,27 @@ def _match(folder: Path, name: str, suffixes: Sequence[str]) -> Optional[Path]:
     if not folder.is_dir():
         return None
     by_lower: Dict[str, Path] = {}
-    for path in sorted(folder.iterdir()):
-        by_lower.setdefault(path.name.lower(), path)
+    for entry in sorted(folder.iterdir()):
+        by_lower.setdefault(entry.name.lower(), entry)
     for candidate in candidates:
-        path = by_lower.get(candidate.lower())
-        if path is not None and path.is_file():
-            return path
+        match = by_lower.get(candidate.lower())
+        if match is not None and match.is_file():
+            return match
     return None
+
+
+@overload
+def locate(name: str, files: Sequence[str], data_dir: Optional[PathLike] = ..., download: bool = ...,
+           cache_dir: Optional[PathLike] = ..., base_url: Optional[str] = ..., *, folders: Sequence[str] = ...,
+           optional: Sequence[str] = ..., suffixes: Sequence[str] = ...,
+           required: Literal[True] = ...) -> Dict[str, Path]: ...
+
+
+@overload
+def locate(name: str, files: Sequence[str], data_dir: Optional[PathLike] = ..., download: bool = ...,
+           cache_dir: Optional[PathLike] = ..., base_url: Optional[str] = ..., *, folders: Sequence[str] = ...,
+           optional: Sequence[str] = ..., suffixes: Sequence[str] = ...,
+           required: bool) -> Optional[Dict[str, Path]]: ...
 
 
 def locate(
@@ -240,7 +254,8 @@ def locate(
     """
     if data_dir is not None and not isinstance(data_dir, (str, os.PathLike)):
         raise TypeError(f"data_dir must be a path (str or os.PathLike) or None, got {type(data_dir).__name__}")
-    roots = [Path(data_dir).expanduser()] if data_dir is not None else ([config.data_dir()] if config.data_dir() else [])
+    configured = config.data_dir()
+    roots: List[Path] = [Path(data_dir).expanduser()] if data_dir is not None else ([configured] if configured else [])
     roots.append(Path(cache_dir if cache_dir is not None else config.cache_dir()).expanduser())
     searched: List[str] = []
 
@@ -265,7 +280,7 @@ def locate(
             if found is not None:
                 return found
     if download and name in REGISTRY:
-        folder = download_dataset(name, cache_dir=cache_dir, base_url=base_url)
+        folder = download_dataset(name, cache_dir=None if cache_dir is None else Path(cache_dir), base_url=base_url)
         found = find_in(Path(folder))
         if found is not None:
             return found

@@ -47,7 +47,6 @@ UCI file.
 """
 import csv
 import io
-import os
 from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import config
 from ..validation import check_positive_int
-from ._io import locate
+from ._io import PathLike, locate
 from .mnist import downscale, read_mnist_csv, read_mnist_images, read_mnist_labels
 from .movielens import Items, Ratings, Users, SPLITS, read_genres, read_items, read_ratings, read_users
 from .uci import TabularData, read_adult, read_connect4_pmlb, read_connect4_uci
@@ -70,7 +70,7 @@ def _multilabel_layouts(stem: str, train_only: bool):
 
 
 def load_multilabel(
-    name: str, data_dir: Optional[os.PathLike] = None, split: int = 0, dtype=np.float64, train_only: bool = False
+    name: str, data_dir: Optional[PathLike] = None, split: int = 0, dtype=np.float64, train_only: bool = False
 ) -> Tuple[MultiLabelData, Optional[MultiLabelData]]:
     """``(train, test)`` of a multi-label dataset stored locally in one of the published layouts.
 
@@ -105,7 +105,7 @@ def load_multilabel(
                 if train_only:
                     return read_xmc_text(paths[0], dtype=dtype), None
                 return read_xmc_text(paths[0], dtype=dtype), read_xmc_text(paths[1], dtype=dtype)
-            train, test = load_xmc_split(*paths, split=split, dtype=dtype)
+            train, test = load_xmc_split(paths[0], paths[1], paths[2], split=split, dtype=dtype)
             return (train, None) if train_only else (train, test)
         roots = [str(data_dir)] if data_dir is not None else ([str(config.data_dir())] if config.data_dir() else [])
         errors.append(

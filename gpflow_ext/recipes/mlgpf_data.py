@@ -20,6 +20,7 @@ def load_xmc(dataset: str, data_dir: Optional[Union[str, Path]] = None, max_rows
     from ..data import load_multilabel
 
     train, test = load_multilabel(dataset, data_dir)
+    assert test is not None  # both splits are read unless train_only
     rows = slice(max_rows or None)
     return (train.X[rows], train.Y[rows]), (test.X[rows], test.Y[rows])
 
