@@ -15,7 +15,7 @@ K = 13,330 labels, ~71 non-zero features and ~5.04 labels per row.
   ``1 + Poisson(labels - 1)`` labels among the members of its best-scoring clusters. The labels thus depend on the features
   through a rank-r linear map (what s-LINEAR MLGPF can represent), so P@k has signal.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import json
 import time
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from experiments.common import base_parser
+from benchmarks.common import base_parser
 from gpflow_ext.results import write_results
 from gpflow_ext.data import XMCTextWriter
 

@@ -9,23 +9,24 @@ checkpointing (here off) and epoch bookkeeping.
 Prints the median seconds per epoch of each (after one warm-up epoch) and the ratio
 GPflow loop / fit (> 1: fit is faster). Run: ``python -m benchmarks.bench_fit [--smoke]``.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import time
 
 import numpy as np
 
-from experiments.common import base_parser, print_table, write_results
+from benchmarks.common import base_parser, print_table, write_results
 
 
 def _problem(num_inducing: int, seed: int):
     import gpflow
     from sklearn.cluster import KMeans
-    from sklearn.datasets import load_digits
 
-    digits = load_digits()
-    X = digits.data / 16.0  # [1797, 64]
-    Y = digits.target[:, None].astype(np.float64)  # [1797, 1]
+    from gpflow_ext.data import load_digits
+
+    digits = load_digits(test_fraction=0)
+    X = digits.X_train  # [1797, 64], pixels in [0, 1]
+    Y = digits.y_train[:, None].astype(np.float64)  # [1797, 1]
     Z = KMeans(n_clusters=num_inducing, n_init=1, random_state=seed).fit(X).cluster_centers_
 
     def build():

@@ -16,7 +16,7 @@ Prints the median seconds per epoch (first epoch of each call skipped: tracing) 
 baseline / current (> 1: the current loop is faster). Run:
 ``python -m benchmarks.fit_versions --baseline-ref a2d2399 --data-dir ../shared/data``.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import importlib
 import importlib.util
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.common import base_parser
+from benchmarks.common import base_parser
 from gpflow_ext.results import write_results
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,11 +56,12 @@ def import_baseline(ref: str, scratch: Path):
 def svgp_digits(seed: int = 0):
     import gpflow
     from sklearn.cluster import KMeans
-    from sklearn.datasets import load_digits
 
-    digits = load_digits()
-    X = digits.data / 16.0  # [1797, 64]
-    Y = digits.target[:, None].astype(np.float64)  # [1797, 1]
+    from gpflow_ext.data import load_digits
+
+    digits = load_digits(test_fraction=0)
+    X = digits.X_train  # [1797, 64], pixels in [0, 1]
+    Y = digits.y_train[:, None].astype(np.float64)  # [1797, 1]
     Z = KMeans(n_clusters=50, n_init=1, random_state=seed).fit(X).cluster_centers_
 
     def build():

@@ -18,14 +18,14 @@ same run, and compiled step time vs planar flow length.
 Both peers see the same users x movies matrix (u1.base), same Q and M. Timings on a shared
 machine are noisy: compare the ratios printed, not the absolute seconds.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import time
 
 import numpy as np
 
-from experiments.common import base_parser, compiled_training_step, print_table, write_results
-from experiments.gplvf_movielens import gpy_peer
+from benchmarks.common import base_parser, compiled_training_step, print_table, write_results
+from benchmarks.gpy_bgplvm_missing import gpy_peer
 
 import tensorflow as tf
 

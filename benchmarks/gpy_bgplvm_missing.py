@@ -4,7 +4,8 @@
 
 ``in.npz`` holds ``Y`` [N, D] with NaN for missing entries and the target entries
 (``rows``, ``cols``, ``vals``). Trains with L-BFGS-B for ``--max-iters`` iterations, predicts
-the target entries at the rows' latent means and writes predictions and timings as JSON.
+the target entries at the rows' latent means and writes predictions and timings as JSON. :func:`gpy_peer` runs
+this script from the main environment.
 One GPy objective+gradient evaluation touches every row once, i.e. it is one epoch; each evaluation
 is timed, and the median leaves out the first (which also builds GPy's caches).
 """
@@ -16,7 +17,7 @@ import numpy as np
 
 
 def main():
-    # plain argparse: this runs under the peers interpreter, without experiments.common's imports
+    # plain argparse: this runs under the peers interpreter, without the benchmarks' common imports
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("inputs", help="in.npz: Y with NaN for missing entries, target rows / cols / vals")
@@ -78,6 +79,47 @@ def main():
     }
     with open(args.output, "w") as handle:
         json.dump(out, handle)
+
+
+def gpy_peer(train, target, *, latent_dim, num_inducing, max_iters, seed, timeout=3000):
+    """GPy BayesianGPLVM(missing_data=True) run by this script under the peers interpreter: RMSE on ``target`` and
+    seconds per iteration (None, with the reason printed, when there is no peers interpreter or the run fails).
+    Called from the main environment (TensorFlow side); ``train``/``target`` are CSR rating matrices."""
+    import os
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    import scipy.sparse as sp
+
+    from gpflow_ext.config import PEERS_HINT, peers_python
+    from gpflow_ext.recipes.movielens import RATING_RANGE, dense_with_nan, rmse
+
+    python = peers_python()
+    if python is None:
+        print(f"GPy peer skipped: no peers interpreter; {PEERS_HINT}")
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        t = sp.coo_matrix(target)
+        np.savez(tmp / "in.npz", Y=dense_with_nan(train), rows=t.row, cols=t.col, vals=t.data)
+        cmd = [python, str(Path(__file__).resolve()), str(tmp / "in.npz"), str(tmp / "out.json"),
+               "--latent-dim", str(latent_dim), "--num-inducing", str(num_inducing),
+               "--max-iters", str(max_iters), "--seed", str(seed)]
+        env = dict(os.environ, OMP_NUM_THREADS="2", MKL_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            print(f"GPy peer timed out after {timeout} s")
+            return None
+        if proc.returncode != 0:
+            print("GPy peer failed:\n" + proc.stderr[-2000:])
+            return None
+        out = json.loads((tmp / "out.json").read_text())
+    pred = np.asarray(out["pred"])
+    out.update(rmse=rmse(np.clip(pred, *RATING_RANGE), t.data), rmse_unclipped=rmse(pred, t.data), num_test=int(t.nnz))
+    out.pop("pred")
+    return out
 
 
 if __name__ == "__main__":

@@ -18,14 +18,14 @@ FLOPs are counted from its matrix operations (forward; the backward pass is coun
 the forward, the usual estimate) and divided by the step time to give the achieved GFLOP/s,
 printed beside the matmul rate. The paper's Table 5 gives 0.94 min/epoch for s-LINEAR on Bibtex.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import math
 import time
 
 import numpy as np
 
-from experiments.common import base_parser
+from benchmarks.common import base_parser
 
 
 def matmul_gflops(dtype, n: int = 2000, repeats: int = 5) -> float:
@@ -74,7 +74,7 @@ def compiled_step(model, data):
     """One compiled training step of ``fit`` (Adam 1e-3) on ``data``, as a function of no arguments."""
     from gpflow.keras import tf_keras
 
-    from experiments.common import compiled_training_step
+    from benchmarks.common import compiled_training_step
 
     step = compiled_training_step(model, tf_keras.optimizers.Adam(1e-3))
     return lambda: step(data)

@@ -20,7 +20,7 @@ memory exceeds the available memory is skipped and reported as such.  Timing: a 
 """
 from __future__ import annotations
 
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import argparse
 import json
@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from experiments.common import base_parser
+from benchmarks.common import base_parser
 from gpflow_ext.results import write_results
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,7 +68,7 @@ def worker(args) -> dict:
     from gpflow.keras import tf_keras
 
     import gpflow_ext
-    from experiments.common import compiled_training_step
+    from benchmarks.common import compiled_training_step
     from gpflow_ext.utilities import to_input_tensor
 
     if args.float32:

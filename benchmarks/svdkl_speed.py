@@ -12,7 +12,7 @@
 
 Network d-1000-1000-500-50-c (Adult-like d = 108, c = 2, one GP per output feature).
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import json
 import subprocess
@@ -25,8 +25,8 @@ import tensorflow as tf
 import gpflow
 from gpflow.keras import tf_keras
 
-from experiments.common import base_parser, compiled_training_step
-from gpflow_ext.config import peers_python as configured_peers_python
+from benchmarks.common import base_parser, compiled_training_step
+from gpflow_ext.config import peers_python
 from gpflow_ext.results import write_results
 from gpflow_ext.models import SVDKL
 from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid, ToeplitzGridPrior
@@ -72,10 +72,6 @@ def timed_step(model, data, variables):
     """One compiled training step of ``fit`` (Adam 1e-3) on a fixed batch, as a function of no arguments."""
     step = compiled_training_step(model, tf_keras.optimizers.Adam(1e-3), variables=variables)
     return lambda: step(data)
-
-
-def peers_python():
-    return configured_peers_python()
 
 
 def main(argv=None):

@@ -1,16 +1,18 @@
-"""What every experiment and benchmark script shares: the command line, results JSON, paper tables.
+"""What every experiment script shares: the command line, results JSON, paper tables (benchmarks: their own
+``benchmarks.common``, with the same flags).
 
 The command-line convention (``base_parser``): argparse with the defaults shown in ``--help`` and the
 shared flags under one name each, where a script has them: ``--data-dir``, ``--output`` (results JSON),
 ``--logdir`` (TensorBoard), ``--seed``, ``--float32``, ``--no-progress``, ``--figure-dir`` and ``--smoke``
-(a tiny run, for the tests). Scripts run as ``python -m experiments.NAME`` / ``python -m benchmarks.NAME``
-from the repository root.
+(a tiny run, for the tests). Scripts run as ``python -m experiments.NAME`` from the repository root.
 """
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import argparse
 import copy
+import dataclasses
 import os
+import typing
 from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
@@ -44,14 +46,12 @@ def base_parser(
     progress: bool = False,
     figure_dir: bool = False,
     smoke: Optional[str] = None,
-    strategy: bool = False,
 ) -> argparse.ArgumentParser:
     """The shared command line, each flag only where the script uses it.
 
     ``--data-dir DIR`` (default ``$GPFLOW_EXT_DATA``), ``--epochs E`` (``None``: the script's or paper's),
     ``--output results.json``, ``--logdir DIR`` (TensorBoard), ``--seed S``; on request ``--float32``,
-    ``--no-progress``, ``--figure-dir DIR``, ``--smoke`` (``smoke`` is its help text: what the tiny run is) and
-    ``--strategy {none,multiworker}`` (see :func:`make_strategy`).
+    ``--no-progress``, ``--figure-dir DIR`` and ``--smoke`` (``smoke`` is its help text: what the tiny run is).
     """
     parser = script_parser(description)
     if data_dir:
@@ -73,23 +73,7 @@ def base_parser(
         parser.add_argument("--figure-dir", type=Path, default=None, help="folder for the figures (PNG)")
     if smoke is not None:
         parser.add_argument("--smoke", action="store_true", help=f"tiny run for the tests: {smoke}")
-    if strategy:
-        parser.add_argument("--strategy", choices=("none", "multiworker"), default="none",
-                            help="multiworker: train under tf.distribute.MultiWorkerMirroredStrategy, one process per "
-                                 "worker with TF_CONFIG (python -m gpflow_ext.training.launch --workers W -- python -m "
-                                 "experiments.NAME ... --strategy multiworker; docs/training/distributed.md)")
     return parser
-
-
-def make_strategy(args: argparse.Namespace):
-    """The ``tf.distribute`` strategy of ``--strategy`` (``None`` for ``none``). Call it right after parsing the
-    command line, before any TensorFlow operation; build the model in ``strategy.scope()`` and pass
-    ``strategy=`` to ``fit``. Only the chief (``gpflow_ext.training.is_chief``) should write results."""
-    if getattr(args, "strategy", "none") == "none":
-        return None
-    from gpflow_ext.training import multi_worker_strategy
-
-    return multi_worker_strategy()
 
 
 def add_planar_constraint_argument(parser: argparse.ArgumentParser) -> None:
@@ -160,23 +144,61 @@ def as_builtin(values: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def compiled_training_step(model, optimizer: Any = None, *, learning_rate: float = 0.01,
-                           variables: Optional[Sequence[Any]] = None, internal: bool = False,
-                           input_signature: Optional[Sequence[Any]] = None):
-    """``step(batch) -> objective`` (``step()`` for internal-data models): one compiled training step of
-    ``gpflow_ext.training.fit`` (its update and :func:`gpflow_ext.training.step.make_step`, in ``tf.function``),
-    for timing single steps of our models; ``optimizer`` as ``fit``'s (default Adam at ``learning_rate``),
-    ``variables`` the trained tf.Variables (default: all trainable), ``input_signature`` the ``tf.function``'s
-    (``[batch spec]``, to trace once for every batch size). Whole runs use ``fit`` itself."""
-    import tensorflow as tf
+def _flag_type(annotation: Any):
+    """``(type, is_bool)`` of a dataclass field's annotation (``Optional[X]`` is ``X``)."""
+    if typing.get_origin(annotation) is typing.Union:
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation, annotation is bool
 
-    from gpflow_ext.training.step import make_step
-    from gpflow_ext.training.updates import as_update
 
-    variables = list(model.trainable_variables if variables is None else variables)
-    update = as_update(optimizer, learning_rate)
-    update.build(model, variables)
-    step = tf.function(make_step(model, update.stages(model, variables), internal), input_signature=input_signature)
-    if internal:
-        return lambda: step()[0]
-    return lambda batch: step(batch)[0]
+def dataclass_flags(config_class: type, flags: Mapping[str, str]) -> Dict[str, str]:
+    """``{field: dest}``: the ``argparse`` destination of each field's flag in ``flags`` (``{field: "--flag"}``)."""
+    names = {f.name for f in dataclasses.fields(config_class)}
+    unknown = sorted(set(flags) - names)
+    if unknown:
+        raise ValueError(f"flags: {unknown} are not fields of {config_class.__name__}")
+    return {name: flag.lstrip("-").replace("-", "_") for name, flag in flags.items()}
+
+
+def add_dataclass_arguments(
+    parser: argparse.ArgumentParser,
+    config_class: type,
+    flags: Mapping[str, str],
+    *,
+    help: Optional[Mapping[str, str]] = None,  # noqa: A002 (argparse's word)
+    choices: Optional[Mapping[str, Sequence[Any]]] = None,
+) -> None:
+    """One command-line option per field of the dataclass ``config_class`` named in ``flags`` (``{field:
+    "--flag"}``, in the order given), so that each default is stated once, in the dataclass.
+
+    The option's type is the field's annotation (``Optional[X]``: ``X``; ``bool``: ``--flag`` / ``--no-flag``),
+    its default the field's default, its help text ``help[field]`` or the field's ``metadata["help"]``,
+    its choices ``choices[field]``. Read the values back with :func:`config_from_args`.
+    """
+    hints = typing.get_type_hints(config_class)
+    fields = {f.name: f for f in dataclasses.fields(config_class)}
+    dataclass_flags(config_class, flags)
+    for name, flag in flags.items():
+        field = fields[name]
+        if field.default is not dataclasses.MISSING:
+            default = field.default
+        elif field.default_factory is not dataclasses.MISSING:
+            default = field.default_factory()
+        else:
+            raise ValueError(f"flags: field {name!r} of {config_class.__name__} has no default")
+        kind, is_bool = _flag_type(hints[name])
+        text = (help or {}).get(name, field.metadata.get("help"))
+        if is_bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
+        else:
+            parser.add_argument(flag, type=kind, default=default, help=text,
+                                **({"choices": list(choices[name])} if choices and name in choices else {}))
+
+
+def config_from_args(config_class: type, args: argparse.Namespace, flags: Mapping[str, str],
+                     **overrides: Any) -> Dict[str, Any]:
+    """``{field: value}`` of the options :func:`add_dataclass_arguments` added for ``flags``, then ``overrides``;
+    pass it to ``config_class(**...)`` with the fields that do not come from the command line."""
+    values = {name: getattr(args, dest) for name, dest in dataclass_flags(config_class, flags).items()}
+    values.update(overrides)
+    return values

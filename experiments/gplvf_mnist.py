@@ -12,11 +12,16 @@ the imputation RMSE of the missing pixels beside mean imputation.
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 from experiments.common import (
-    add_planar_constraint_argument, arguments_record, as_builtin, base_parser, planar_identity_at_zero, print_table,
-    write_results,
+    add_dataclass_arguments, add_planar_constraint_argument, arguments_record, as_builtin, base_parser,
+    config_from_args, planar_identity_at_zero, print_table, write_results,
 )
 from gpflow_ext.recipes.gplvf_images import ImputationConfig, run_imputation
 
+#: ``{ImputationConfig field: flag}`` (defaults: the dataclass's)
+FLAGS = {name: "--" + name.replace("_", "-") for name in (
+    "flow_length", "num_inducing", "batch_size", "learning_rate", "flow_learning_rate", "missing_fraction")}
+FLAG_HELP = {"flow_learning_rate": "Adam learning rate of the flow's shared parameters (pass the --learning-rate "
+                                   "value to share one rate, as before 2026-11-25)"}
 #: ``--smoke``: digits kept and epochs unless ``--epochs`` is given
 SMOKE = dict(num_digits=200, epochs=2)
 
@@ -25,14 +30,7 @@ def main(argv=None):
     parser = base_parser(__doc__.split("\n")[0], progress=True, figure_dir=True,
                          smoke=f"{SMOKE['num_digits']} digits, {SMOKE['epochs']} epochs")
     parser.add_argument("--num-digits", type=int, default=5000)
-    parser.add_argument("--flow-length", type=int, default=10)
-    parser.add_argument("--num-inducing", type=int, default=50)
-    parser.add_argument("--batch-size", type=int, default=200)
-    parser.add_argument("--learning-rate", type=float, default=0.01)
-    parser.add_argument("--flow-learning-rate", type=float, default=1e-3,
-                        help="Adam learning rate of the flow's shared parameters (pass the --learning-rate value to "
-                             "share one rate, as before 2026-11-25)")
-    parser.add_argument("--missing-fraction", type=float, default=0.4)
+    add_dataclass_arguments(parser, ImputationConfig, FLAGS, help=FLAG_HELP)
     add_planar_constraint_argument(parser)
     args = parser.parse_args(argv)
     from gpflow_ext.data import load_mnist
@@ -42,12 +40,11 @@ def main(argv=None):
     num = min(SMOKE["num_digits"] if args.smoke else args.num_digits, images.shape[0])
     images = images[:num]
     epochs = args.epochs if args.epochs is not None else (SMOKE["epochs"] if args.smoke else 200)
-    config = ImputationConfig(
-        side=14, flow_length=args.flow_length, latent_dim=2, num_inducing=args.num_inducing, epochs=epochs,
-        batch_size=args.batch_size, learning_rate=args.learning_rate, flow_learning_rate=args.flow_learning_rate,
-        missing_fraction=args.missing_fraction, identity_at_zero=planar_identity_at_zero(args), seed=args.seed,
-        figure_dir=args.figure_dir, logdir=args.logdir, progress=not args.no_progress,
-    )
+    config = ImputationConfig(**config_from_args(
+        ImputationConfig, args, FLAGS, side=14, latent_dim=2, epochs=epochs,
+        identity_at_zero=planar_identity_at_zero(args), seed=args.seed, figure_dir=args.figure_dir,
+        logdir=args.logdir, progress=not args.no_progress,
+    ))
     results = run_imputation(images, config)
     results["epochs"] = epochs
     results["config"] = arguments_record(args)

@@ -63,75 +63,25 @@ for the tests.
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 import argparse
-import json
-import os
-import subprocess
-import tempfile
-from pathlib import Path
-from typing import Optional
 
 import numpy as np
 import scipy.sparse as sp
 
 from experiments.common import (
-    REPO, add_planar_constraint_argument, arguments_record, base_parser, planar_identity_at_zero, print_table,
-    write_results,
+    add_dataclass_arguments, add_planar_constraint_argument, arguments_record, base_parser, config_from_args,
+    planar_identity_at_zero, print_table, write_results,
 )
 from experiments.paper_values import GPLVF as PAPER
-from gpflow_ext.config import peers_python as configured_peers_python
+from benchmarks.gpy_bgplvm_missing import gpy_peer
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.latents import BASE_COVARIANCE_NAMES
 from gpflow_ext.recipes.gplvf import KERNEL_NAMES, KL_X_CHOICES, GPLVFTraining
 from gpflow_ext.recipes.movielens import (
-    RATING_RANGE, SMALL_ITEMS, SMALL_USERS, ProtocolA, ProtocolB, ProtocolC, dense_with_nan, flow_name, rmse,
-    run_protocol_a, run_protocol_b, run_protocol_c, small_slice,
+    SMALL_ITEMS, SMALL_USERS, ProtocolA, ProtocolB, ProtocolC, flow_name, run_protocol_a, run_protocol_b,
+    run_protocol_c, small_slice,
 )
 from gpflow_ext.training import LEARNING_RATE_DECAYS
-
-GPY_SCRIPT = REPO / "benchmarks" / "gpy_bgplvm_missing.py"
-
-
-# ------------------------------------------------------------------------------------ the GPy peer (its own venv)
-def peers_python() -> Optional[str]:
-    path = configured_peers_python()
-    if path and Path(path).exists():
-        return path
-    print(
-        "GPy peer skipped: no peers interpreter. Create one with\n"
-        "  python -m venv peers && peers/bin/pip install -r benchmarks/requirements-peers.txt\n"
-        "and set GPFLOW_EXT_PEERS_PYTHON=peers/bin/python"
-    )
-    return None
-
-
-def gpy_peer(train: sp.csr_matrix, target: sp.csr_matrix, *, latent_dim, num_inducing, max_iters, seed, timeout=3000):
-    """GPy BayesianGPLVM(missing_data=True) in a subprocess: RMSE on ``target`` and seconds per iteration."""
-    python = peers_python()
-    if python is None:
-        return None
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        t = sp.coo_matrix(target)
-        np.savez(tmp / "in.npz", Y=dense_with_nan(train), rows=t.row, cols=t.col, vals=t.data)
-        cmd = [python, str(GPY_SCRIPT), str(tmp / "in.npz"), str(tmp / "out.json"),
-               "--latent-dim", str(latent_dim), "--num-inducing", str(num_inducing),
-               "--max-iters", str(max_iters), "--seed", str(seed)]
-        env = dict(os.environ, OMP_NUM_THREADS="2", MKL_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired:
-            print(f"GPy peer timed out after {timeout} s")
-            return None
-        if proc.returncode != 0:
-            print("GPy peer failed:\n" + proc.stderr[-2000:])
-            return None
-        out = json.loads((tmp / "out.json").read_text())
-    pred = np.asarray(out["pred"])
-    out.update(rmse=rmse(np.clip(pred, *RATING_RANGE), t.data), rmse_unclipped=rmse(pred, t.data), num_test=int(t.nnz))
-    out.pop("pred")
-    return out
-
 
 # ------------------------------------------------------------------------------------ command line -> configs
 def parse_lengths(text: str):
@@ -147,14 +97,11 @@ def parse_lengths(text: str):
 
 def training_config(args) -> GPLVFTraining:
     """The training settings shared by protocols (a)-(c); ``seed`` is --train-seed, or --seed when not given."""
-    return GPLVFTraining(
-        latent_dim=args.latent_dim, num_inducing=args.num_inducing, epochs=args.epochs, batch_size=args.batch_size,
-        learning_rate=args.learning_rate, num_samples=args.num_samples,
-        seed=args.seed if args.train_seed is None else args.train_seed, kernel=args.kernel,
-        natgrad_gamma=args.natgrad_gamma, kl_x=args.kl_x, base_covariance=args.base_covariance, lr_decay=args.lr_decay,
-        flow_learning_rate=args.flow_learning_rate, local_learning_rate=args.local_learning_rate,
+    return GPLVFTraining(**config_from_args(
+        GPLVFTraining, args, TRAINING_FLAGS, epochs=args.epochs,
+        seed=args.seed if args.train_seed is None else args.train_seed,
         identity_at_zero=planar_identity_at_zero(args), encoder=args.encoder,
-    )
+    ))
 
 
 def new_rows_settings(args) -> dict:
@@ -173,6 +120,31 @@ def make_peer(args):
                                           max_iters=args.gpy_iters, seed=args.seed, timeout=args.gpy_timeout)
 
 
+#: help texts and choices of the :class:`GPLVFTraining` fields given as flags ``--field-name`` (defaults: the
+#: dataclass's)
+TRAINING_HELP = {
+    "flow_learning_rate": "Adam learning rate of the flow's shared parameters (pass the --learning-rate value to "
+                          "share one rate, as before 2026-11-25)",
+    "local_learning_rate": "Adam learning rate of every row's q(x_n) parameters (default: --learning-rate)",
+    "lr_decay": "training: Adam at --learning-rate throughout, or cosine-decayed to 0 over all steps",
+    "natgrad_gamma": "natural-gradient step length for q(u) (0: Adam for q(u) as for everything else)",
+    "kernel": "GP kernel on the latent space: SE-ARD (the paper's), ARD linear, or their sum",
+    "kl_x": "(a) KL(q(x)||p(x)) term: 'correct' (GPLVF's: base KL in closed form + Monte Carlo flow correction), "
+            "'plain-monte-carlo' (every term by Monte Carlo, as before 2026-11-25) or the biased base-Gaussian ablation",
+    "base_covariance": "q(x_n)'s base Gaussian: N(mu_n, diag s_n) or the paper's N(mu_n, s_n I) (eq. 2, 4)",
+}
+TRAINING_CHOICES = {"lr_decay": LEARNING_RATE_DECAYS, "kernel": KERNEL_NAMES, "kl_x": sorted(KL_X_CHOICES),
+                    "base_covariance": tuple(BASE_COVARIANCE_NAMES)}
+TRAINING_FLAGS = {name: "--" + name.replace("_", "-") for name in (
+    "latent_dim", "num_inducing", "batch_size", "learning_rate", "num_samples", "flow_learning_rate",
+    "local_learning_rate", "lr_decay", "natgrad_gamma", "kernel", "kl_x", "base_covariance")}
+
+
+def add_training_arguments(parser, names) -> None:
+    add_dataclass_arguments(parser, GPLVFTraining, {name: TRAINING_FLAGS[name] for name in names},
+                            help=TRAINING_HELP, choices=TRAINING_CHOICES)
+
+
 def build_parser():
     parser = base_parser(__doc__.split("\n")[0], figure_dir=True,
                          smoke=f"every protocol on the {SMALL_USERS} most active users x the {SMALL_ITEMS} most rated "
@@ -183,22 +155,13 @@ def build_parser():
                         help="(b) flow lengths, 0 = Gaussian (results before 2026-11-25: planar 20 only)")
     parser.add_argument("--flows-c", type=parse_lengths, default=[0, 5, 10, 20, 30])
     parser.add_argument("--splits", default="u1,u2,u3,u4,u5")
-    parser.add_argument("--latent-dim", type=int, default=10)
-    parser.add_argument("--num-inducing", type=int, default=20)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--learning-rate", type=float, default=0.01)
-    parser.add_argument("--num-samples", type=int, default=1)
-    parser.add_argument("--flow-learning-rate", type=float, default=1e-3,
-                        help="Adam learning rate of the flow's shared parameters (pass the --learning-rate value to "
-                             "share one rate, as before 2026-11-25)")
+    add_training_arguments(parser, ["latent_dim", "num_inducing", "batch_size", "learning_rate", "num_samples",
+                                    "flow_learning_rate"])
     add_planar_constraint_argument(parser)
     parser.add_argument("--warm-start-epochs", type=int, default=0,
                         help="(a) first train one Gaussian-q(X) model this many epochs; every model then starts from "
                              "it (flows near the identity) and trains --epochs more")
-    parser.add_argument("--local-learning-rate", type=float, default=None,
-                        help="Adam learning rate of every row's q(x_n) parameters (default: --learning-rate)")
-    parser.add_argument("--lr-decay", choices=LEARNING_RATE_DECAYS, default="cosine",
-                        help="training: Adam at --learning-rate throughout, or cosine-decayed to 0 over all steps")
+    add_training_arguments(parser, ["local_learning_rate", "lr_decay"])
     parser.add_argument("--predict-samples", type=int, default=50)
     parser.add_argument("--infer-steps", type=int, default=1000)
     parser.add_argument("--infer-decay", choices=LEARNING_RATE_DECAYS, default="cosine",
@@ -215,10 +178,7 @@ def build_parser():
     parser.add_argument("--num-validation-users", type=int, default=100)
     parser.add_argument("--test-users", choices=("random", "last"), default="last",
                         help="(a) held-out test users: drawn with --seed, or the last --num-test-users user ids")
-    parser.add_argument("--natgrad-gamma", type=float, default=0.0,
-                        help="natural-gradient step length for q(u) (0: Adam for q(u) as for everything else)")
-    parser.add_argument("--kernel", choices=KERNEL_NAMES, default="se",
-                        help="GP kernel on the latent space: SE-ARD (the paper's), ARD linear, or their sum")
+    add_training_arguments(parser, ["natgrad_gamma", "kernel"])
     parser.add_argument("--condition-fraction", type=float, default=0.5)
     parser.add_argument("--center", choices=("bias", "none"), default="bias",
                         help="train GPLVF on the residuals of a user/item-bias fit (default) or on the raw ratings")
@@ -226,16 +186,12 @@ def build_parser():
     parser.add_argument("--gpy-iters", type=int, default=300)
     parser.add_argument("--gpy-splits", default="u1")
     parser.add_argument("--gpy-timeout", type=float, default=3000.0, help="seconds before the GPy subprocess is stopped")
-    parser.add_argument("--kl-x", choices=sorted(KL_X_CHOICES), default="correct",
-                        help="(a) KL(q(x)||p(x)) term: 'correct' (GPLVF's: base KL in closed form + Monte Carlo flow "
-                             "correction), 'plain-monte-carlo' (every term by Monte Carlo, as before 2026-11-25) or "
-                             "the biased base-Gaussian ablation")
+    add_training_arguments(parser, ["kl_x"])
     parser.add_argument("--encoder", action="store_true",
                         help="amortised q(x_n): GPLVF's tf_keras encoder maps each masked row to (mu_n, s_n); in (a) "
                              "the held-out users are scored at the encoder's q(x*) ('amortised') and after the q(x*) "
                              "fit started from it")
-    parser.add_argument("--base-covariance", choices=tuple(BASE_COVARIANCE_NAMES), default="diagonal",
-                        help="q(x_n)'s base Gaussian: N(mu_n, diag s_n) or the paper's N(mu_n, s_n I) (eq. 2, 4)")
+    add_training_arguments(parser, ["base_covariance"])
     return parser
 
 

@@ -17,6 +17,7 @@ import numpy as np  # noqa: E402
 
 from experiments.common import arguments_record, base_parser, write_results  # noqa: E402
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
+from gpflow_ext.recipes.svdkl_data import validation_splits  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
 from gpflow_ext.recipes.svdkl_preprocessing import ADULT_HEAVY_TAILED, log1p_features, standardise  # noqa: E402
 
@@ -70,20 +71,6 @@ CANDIDATES = [
 MANY_PREDICT_SAMPLES = 256
 
 
-def splits(X, y, args):
-    """(fold, train indices, validation indices): one stratified split, or ``--folds`` stratified folds."""
-    from sklearn.model_selection import StratifiedKFold, train_test_split
-
-    if args.folds == 1:
-        train, validation = train_test_split(
-            np.arange(len(y)), test_size=args.validation_fraction, stratify=y, random_state=args.seed
-        )
-        yield 0, train, validation
-        return
-    for fold, (train, validation) in enumerate(StratifiedKFold(args.folds, shuffle=True, random_state=args.seed).split(X, y)):
-        yield fold, train, validation
-
-
 def main(argv=None):
     from gpflow_ext import data as gdata
 
@@ -110,7 +97,7 @@ def main(argv=None):
         log1p = options.pop("log1p", False)
         indicators = options.pop("indicators", "standardise")
         folds = []
-        for fold, tr, va in splits(X, y, args):
+        for fold, tr, va in validation_splits(y, args.folds, args.validation_fraction, args.seed):
             if log1p:
                 logged = (log1p_features(A, train.feature_names, ADULT_HEAVY_TAILED) for A in (X[tr], X[va]))
                 Xtr, Xva = standardise(*logged, indicators=indicators)

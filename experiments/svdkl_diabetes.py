@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 from experiments.common import arguments_record, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402
+    add_size_arguments,
     add_stage_arguments,
     experiment_parser,
     fmt,
@@ -47,7 +48,7 @@ def parser():
     p.add_argument("--epochs", type=int, default=10,
                    help="E: DNN and joint epochs E, GP epochs max(1, E//2) unless --*-epochs override them")
     p.add_argument("--batch-size", type=int, default=2000)
-    p.add_argument("--grid-size", type=int, default=64)
+    add_size_arguments(p, ["grid_size"])
     p.add_argument("--hidden", type=str, default="1000,1000,500,50", help="hidden layer sizes")
     add_stage_arguments(p)
     return p

@@ -3,53 +3,29 @@
     python -m experiments.svdkl_images --data-dir ../shared/data --dataset mnist --output results/svdkl_mnist.json \\
         --logdir runs/svdkl_mnist
 
-Standard 60 000 / 10 000 split, Caffe's LeNet (conv20-pool-conv50-pool-fc500-fc10) whose 10
-outputs feed 10 GPs on 64-point KISS-GP grids, A = I initially. ``--epochs E`` sets E network
-epochs, max(1, E//2) GP epochs and E joint epochs.
+Standard 60 000 / 10 000 split (``gpflow_ext.recipes.svdkl_data.mnist_split``), Caffe's LeNet
+(conv20-pool-conv50-pool-fc500-fc10) whose 10 outputs feed 10 GPs on 64-point KISS-GP grids, A = I initially.
+``--epochs E`` sets E network epochs, max(1, E//2) GP epochs and E joint epochs.
 """
 from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 
-import numpy as np  # noqa: E402
-
 from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
-from experiments.svdkl_common import add_stage_arguments, result_rows, stage_options  # noqa: E402
+from experiments.svdkl_common import add_size_arguments, add_stage_arguments, result_rows, stage_options  # noqa: E402
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
+from gpflow_ext.recipes.svdkl_data import IMAGE_DATASETS, mnist_split  # noqa: E402
 from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_lenet  # noqa: E402
 
-DATASETS = ("mnist", "mnist_binary")
 #: ``--smoke``: training / test images kept (random subsets) and the epochs unless ``--epochs`` is given
 SMOKE = dict(max_train=300, max_test=100, epochs=1)
-
-
-def load(dataset: str, data_dir, max_train=None, max_test=None, seed: int = 0):
-    """MNIST train/test as float [N, 28, 28, 1] in [0, 1]; ``max_train``/``max_test`` keep random subsets, stratified
-    by digit when they hold at least one image per digit (taken before the float copy)."""
-    from sklearn.model_selection import train_test_split
-
-    from gpflow_ext.data import load_mnist
-
-    parts = []
-    for subset, limit in (("train", max_train), ("test", max_test)):
-        X, y = load_mnist(data_dir, subset, download=False)  # uint8 [N, 28, 28], labels [N]
-        if limit and limit < len(X):
-            stratify = y if limit >= len(np.unique(y)) else None  # fewer rows than digits: a plain random subset
-            keep, _ = train_test_split(np.arange(len(X)), train_size=limit, random_state=seed, stratify=stratify)
-            X, y = X[keep], y[keep]
-        y = y.astype(np.int64)
-        if dataset == "mnist_binary":  # odd vs even (Table 3's MNIST-Binary)
-            y = y % 2
-        parts.append(((X.astype(np.float64) / 255.0)[..., None], y))
-    return parts[0], parts[1], int(parts[0][1].max()) + 1
 
 
 def main(argv=None):
     parser = base_parser(__doc__.split("\n\n")[0], figure_dir=True,
                          smoke="{max_train} training / {max_test} test images, {epochs} epoch(s)".format(**SMOKE))
-    parser.add_argument("--dataset", choices=DATASETS, default="mnist")
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--grid-size", type=int, default=64, help="points per KISS-GP grid")
+    parser.add_argument("--dataset", choices=IMAGE_DATASETS, default="mnist")
+    add_size_arguments(parser)
     parser.add_argument("--max-train", type=int, default=None,
                         help="train on a stratified random subset of this many training images (try small first)")
     add_stage_arguments(parser)  # the DNN -> GP -> joint schedule's options and --no-progress
@@ -58,7 +34,7 @@ def main(argv=None):
         parser.error(f"--max-train must be at least 10 (one image per digit), got {args.max_train}")
     epochs = args.epochs if args.epochs is not None else (SMOKE["epochs"] if args.smoke else 10)
     limits = (args.max_train or SMOKE["max_train"], SMOKE["max_test"]) if args.smoke else (args.max_train, None)
-    train, test, C = load(args.dataset, args.data_dir, *limits, args.seed)
+    train, test, C = mnist_split(args.dataset, args.data_dir, *limits, args.seed)
     print(f"{args.dataset}: train {train[0].shape}, test {test[0].shape}, {C} classes")
     config = ThreeWayConfig(batch_size=args.batch_size, grid_size=args.grid_size, seed=args.seed,
                             **stage_options(args, epochs))

@@ -16,9 +16,9 @@ import json  # noqa: E402
 import numpy as np  # noqa: E402
 
 from experiments.common import base_parser, write_results  # noqa: E402
-from experiments.svdkl_common import add_network_arguments, network_options  # noqa: E402
-from experiments.svdkl_images import load  # noqa: E402
+from experiments.svdkl_common import add_network_arguments, add_size_arguments, network_options  # noqa: E402
 from gpflow_ext.recipes.svdkl import SVDKLSchedule, ThreeWayConfig, run_schedule, run_three_way  # noqa: E402
+from gpflow_ext.recipes.svdkl_data import mnist_split, validation_rows  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_lenet  # noqa: E402
 
 
@@ -35,10 +35,10 @@ def main(argv=None):
     parser.add_argument("--gp-epochs", type=int, default=2)
     parser.add_argument("--joint-epochs", type=int, default=8)
     parser.add_argument("--joint-lrs", type=str, default="1e-4,3e-4", help="comma-separated Adam learning rates")
-    parser.add_argument("--batch-size", type=int, default=256)
+    add_size_arguments(parser, ["batch_size"])
     parser.add_argument("--joint-batch-sizes", type=str, default=None,
                         help="comma-separated minibatch sizes of the joint stage (default: --batch-size)")
-    parser.add_argument("--grid-size", type=int, default=64)
+    add_size_arguments(parser, ["grid_size"])
     add_network_arguments(parser)
     args = parser.parse_args(argv)
     if args.validation_size is None:
@@ -46,11 +46,10 @@ def main(argv=None):
     learning_rates = [float(v) for v in args.joint_lrs.split(",")]
     joint_batch_sizes = ([args.batch_size] if args.joint_batch_sizes is None
                          else [int(v) for v in args.joint_batch_sizes.split(",")])
-    (X, y), _, C = load("mnist", args.data_dir, max_train=SMOKE["max_train"] if args.smoke else None, max_test=1, seed=args.seed)
+    (X, y), _, C = mnist_split("mnist", args.data_dir, max_train=SMOKE["max_train"] if args.smoke else None, max_test=1, seed=args.seed)
     if not 0 < args.validation_size < len(X):
         raise ValueError(f"--validation-size must be in (0, {len(X)}), got {args.validation_size}")
-    order = np.random.default_rng(args.seed).permutation(len(X))
-    valid, train = order[: args.validation_size], order[args.validation_size :]
+    train, valid = validation_rows(len(X), args.validation_size, args.seed)
     train_data, valid_data = (X[train], y[train]), (X[valid], y[valid])
     print(f"mnist: train {len(train)}, validation {len(valid)}")
 

@@ -9,6 +9,7 @@ and ``covtype`` a stratified 80/20 split with ``--seed`` (``--folds 5`` runs the
 cross-validation instead; slow on a CPU). The Diabetes tasks run in ``experiments.svdkl_diabetes``
 (both targets, the majority-class rate beside every table). Features are standardised with
 training statistics, all but the 0/1 indicator columns (``--indicators standardise``: those too).
+The splits: ``gpflow_ext.recipes.svdkl_data.uci_splits``.
 ``--epochs E`` sets E network epochs, max(1, E//2) GP epochs, E joint epochs.
 """
 from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
@@ -17,55 +18,19 @@ import numpy as np  # noqa: E402
 
 from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
-from experiments.svdkl_common import add_stage_arguments, result_rows, stage_options  # noqa: E402
+from experiments.svdkl_common import add_size_arguments, add_stage_arguments, result_rows, stage_options  # noqa: E402
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
+from gpflow_ext.recipes.svdkl_data import UCI_DATASETS, uci_splits  # noqa: E402
 from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
-from gpflow_ext.recipes.svdkl_preprocessing import INDICATOR_SCALINGS, standardise  # noqa: E402
-
-DATASETS = ("adult", "connect4", "covtype")
-
-
-def load(dataset: str, data_dir, seed: int, folds: int = 1, indicators: str = "keep"):
-    """Yield (train, test, num_classes, split description) for each fold; ``indicators``: see ``standardise``."""
-    from sklearn.model_selection import StratifiedKFold, train_test_split
-
-    from gpflow_ext import data as gdata
-
-    if dataset == "adult" and folds == 1:
-        train, test = gdata.load_adult(data_dir, download=False)
-        Xtr, Xte = standardise(train.X, test.X, indicators=indicators)
-        yield (Xtr, train.y), (Xte, test.y), 2, "UCI adult.data / adult.test"
-        return
-    if dataset == "adult":
-        train, test = gdata.load_adult(data_dir, download=False)
-        X, y = np.concatenate([train.X, test.X]), np.concatenate([train.y, test.y])
-    elif dataset == "connect4":
-        table = gdata.load_connect4(data_dir, download=False)
-        X, y = gdata.connect4_one_hot(table.X), table.y
-    elif dataset == "covtype":
-        table = gdata.uci_extra.load_covtype(data_dir)
-        X, y = table.X, table.y
-    else:
-        raise ValueError(f"--dataset must be one of {DATASETS}, got {dataset!r}")
-    C = int(y.max()) + 1
-    if folds == 1:
-        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, stratify=y, random_state=seed)
-        Xtr, Xte = standardise(Xtr, Xte, indicators=indicators)
-        yield (Xtr, ytr), (Xte, yte), C, f"stratified 80/20 split, seed {seed}"
-        return
-    for k, (tr, te) in enumerate(StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y)):
-        Xtr, Xte = standardise(X[tr], X[te], indicators=indicators)
-        yield (Xtr, y[tr]), (Xte, y[te]), C, f"fold {k + 1}/{folds}"
-
+from gpflow_ext.recipes.svdkl_preprocessing import INDICATOR_SCALINGS  # noqa: E402
 
 def main(argv=None):
     parser = base_parser(__doc__.splitlines()[0], figure_dir=True,
                          smoke="400 training and 200 test rows of the chosen split")
-    parser.add_argument("--dataset", choices=DATASETS, required=True)
+    parser.add_argument("--dataset", choices=UCI_DATASETS, required=True)
     parser.add_argument("--folds", type=int, default=1, help="1: the stated split; 5: the paper's 5-fold CV")
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--grid-size", type=int, default=64)
+    add_size_arguments(parser)
     parser.add_argument("--hidden", type=str, default="1000,1000,500,50", help="hidden layer sizes")
     add_stage_arguments(parser)
     parser.add_argument("--indicators", choices=INDICATOR_SCALINGS, default="keep",
@@ -79,7 +44,7 @@ def main(argv=None):
     rng = np.random.default_rng(args.seed)
 
     all_rows, folds = [], []
-    splits = load(args.dataset, args.data_dir, args.seed, args.folds, args.indicators)
+    splits = uci_splits(args.dataset, args.data_dir, args.seed, args.folds, args.indicators)
     for fold, (train, test, C, split) in enumerate(splits):
         max_train, max_test = (400, 200) if args.smoke else (None, None)
         if max_train and len(train[0]) > max_train:

@@ -48,23 +48,19 @@ def svgp_digits(
     import gpflow
     import numpy as np
     from sklearn.cluster import KMeans
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
 
+    from gpflow_ext.data import load_digits
     from gpflow_ext.training import Checkpointing, Metrics, TensorBoard, fit
 
     epochs = epochs if epochs is not None else (20 if quick else 100)
     num_inducing = num_inducing if num_inducing is not None else (100 if quick else 200)
-    digits = load_digits()
-    X = digits.data / 16.0  # pixels in [0, 1], [1797, 64]
-    y = digits.target
-    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.25, stratify=y, random_state=seed)
+    X_train, y_train, X_test, y_test = load_digits(test_fraction=0.25, seed=seed)  # pixels in [0, 1], [N, 64]
     Y_train = y_train[:, None].astype(np.float64)  # [N, 1] class index, GPflow's multiclass convention
     num_classes = 10
 
     Z = KMeans(n_clusters=num_inducing, n_init=1, random_state=seed).fit(X_train).cluster_centers_  # [M, 64]
     model = gpflow.models.SVGP(
-        kernel=gpflow.kernels.SquaredExponential(lengthscales=np.sqrt(X.shape[1]) / 2.0),
+        kernel=gpflow.kernels.SquaredExponential(lengthscales=np.sqrt(X_train.shape[1]) / 2.0),
         likelihood=gpflow.likelihoods.MultiClass(num_classes),  # RobustMax
         inducing_variable=Z,
         num_latent_gps=num_classes,
@@ -107,7 +103,7 @@ def svgp_digits(
     result = {
         "section": "svgp_digits",
         "model": "gpflow.models.SVGP + MultiClass(RobustMax)",
-        "data": f"sklearn digits: {len(X_train)} train / {len(X_test)} test, D={X.shape[1]}",
+        "data": f"sklearn digits: {len(X_train)} train / {len(X_test)} test, D={X_train.shape[1]}",
         "epochs": epochs,
         "num_inducing": num_inducing,
         "batch_size": batch_size,

@@ -24,14 +24,14 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import numpy as np
 import scipy.sparse as sp
 
 from experiments.common import base_parser, print_table, write_results
 from experiments.paper_values import MLGPF as PAPER
-from gpflow_ext.config import peers_python as configured_peers_python
+from gpflow_ext.config import peers_python
 from gpflow_ext.metrics import ranking_metrics
 from gpflow_ext.recipes.mlgpf import load_xmc
 from gpflow_ext.recipes.xmc_baselines import one_vs_rest_logistic, summarise_runs
@@ -39,14 +39,6 @@ from gpflow_ext.recipes.xmc_baselines import one_vs_rest_logistic, summarise_run
 PEER_METHODS = ("napkinxc", "napkinxc-ovr", "omikuji")
 #: ``--smoke``: rows kept per split
 SMOKE_ROWS = 500
-
-
-def peers_python() -> str:
-    """The peers interpreter named by ``$GPFLOW_EXT_PEERS_PYTHON``.
-
-    :raises RuntimeError: the variable is unset or does not name an existing file (the message says how to
-        make one)."""
-    return configured_peers_python(required=True)
 
 
 def scores_from_top(top: np.ndarray, Y_test: sp.csr_matrix, ks=(1, 3, 5)) -> Dict[str, float]:
@@ -62,7 +54,7 @@ def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: i
     from gpflow_ext.data import write_xmc_text
     from gpflow_ext.recipes.xmc_baselines import encode_rows
 
-    python = peers_python()
+    python = peers_python(required=True)
     worker = Path(__file__).resolve().parent / "xmc_peer_worker.py"
     results = []
     with tempfile.TemporaryDirectory(prefix="xmc_peers_") as folder:

@@ -10,7 +10,7 @@ implementations with GPflow's dispatchers, and each model's training-data rules 
 and ``serving`` (and the small helpers ``metrics``, ``latents``, ``randomness``) load on first use:
 ``gpflow_ext.recipes.mlgpf`` works after a plain ``import gpflow_ext``.
 """
-__version__ = "0.2.0"  # the one version source: pyproject.toml reads it
+__version__ = "0.3.0"  # the one version source: pyproject.toml reads it
 
 import importlib
 from typing import TYPE_CHECKING, Any, List

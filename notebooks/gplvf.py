@@ -32,15 +32,15 @@ import os
 import numpy as np
 import tensorflow as tf
 import gpflow
-from sklearn.datasets import load_digits
 
 import gpflow_ext
 from gpflow_ext.bijectors import planar_flow
+from gpflow_ext.data import load_digits
 from gpflow_ext.models import GPLVF
 
 quick = os.environ.get("GPFLOW_EXT_QUICK", "0") == "1"
 rng = np.random.default_rng(0)
-images = load_digits().data / 16.0  # [1797, 64], pixels in [0, 1]
+images = load_digits(test_fraction=0).X_train  # [1797, 64], pixels in [0, 1]
 images = images[:150] if quick else images
 observed = np.where(rng.random(images.shape) < 0.4, np.nan, images)  # 40 % missing
 print(images.shape, f"{np.isnan(observed).mean():.0%} missing")

@@ -147,3 +147,4 @@ def test_tour_prints_no_tensorflow_log_lines_and_logs_every_section(tmp_path, ru
     assert set(results) == set(sections) | {"provenance"}
     for name in sections:
         assert list((tmp_path / "runs" / name).rglob("events.out.tfevents.*")), name
+

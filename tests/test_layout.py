@@ -75,6 +75,12 @@ def test_tests_import_only_the_library():
     assert not offenders, offenders
 
 
+def test_benchmarks_import_the_library_never_experiments():
+    offenders = [f"{path.name}: {name}" for path in _modules(REPO / "benchmarks") for name in _imported_modules(path)
+                 if name.split(".")[0] == "experiments"]
+    assert not offenders, offenders
+
+
 @pytest.mark.parametrize("folder", ["experiments", "benchmarks"])
 def test_scripts_do_not_edit_sys_path(folder):
     offenders = [p.name for p in _modules(REPO / folder) if "sys.path.insert" in p.read_text(encoding="utf-8")

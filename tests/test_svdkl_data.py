@@ -1,47 +1,10 @@
-"""Diabetes 130-US / Covertype readers on small files in the published formats."""
+"""The Covertype loader on small files in the published format (Diabetes 130-US: tests/data/test_diabetes.py)."""
 import gzip
 
 import numpy as np
 import pytest
 
-from gpflow_ext.data.uci_extra import load_covtype, load_diabetes, read_covtype, read_diabetes
-
-DIABETES_HEADER = (
-    "encounter_id,patient_nbr,race,gender,age,admission_type_id,time_in_hospital,num_medications,"
-    "diag_1,insulin,readmitted\n"
-)
-DIABETES_ROWS = [
-    "2278392,8222157,Caucasian,Female,[0-10),6,1,1,250.83,No,NO\n",
-    "149190,55629189,Caucasian,Female,[10-20),1,3,18,276,Up,>30\n",
-    "64410,86047875,AfricanAmerican,Female,[20-30),1,2,13,648,No,<30\n",
-    "500364,82442376,?,Male,[30-40),1,2,16,8,Up,NO\n",
-]
-
-
-@pytest.mark.parametrize("compressed", [False, True])
-def test_read_diabetes(tmp_path, compressed):
-    text = DIABETES_HEADER + "".join(DIABETES_ROWS)
-    path = tmp_path / ("diabetic_data.csv.gz" if compressed else "diabetic_data.csv")
-    if compressed:
-        with gzip.open(path, "wt") as f:
-            f.write(text)
-    else:
-        path.write_text(text)
-    data = load_diabetes(tmp_path) if compressed else read_diabetes(path)
-    np.testing.assert_array_equal(data.y, [0, 1, 2, 0])
-    names = data.feature_names
-    assert "encounter_id" not in names and "race=?" in names and "admission_type_id=6" in names
-    assert data.X.shape == (4, len(names))
-    np.testing.assert_array_equal(data.X[:, names.index("num_medications")], [1, 18, 13, 16])
-    assert data.X[3, names.index("race=?")] == 1
-
-
-def test_read_diabetes_bad_target(tmp_path):
-    path = tmp_path / "diabetic_data.csv"
-    path.write_text(DIABETES_HEADER + DIABETES_ROWS[0].replace(",NO\n", ",maybe\n"))
-    with pytest.raises(ValueError, match="readmitted"):
-        read_diabetes(path)
-
+from gpflow_ext.data import load_covtype, read_covtype
 
 def test_read_covtype(tmp_path):
     rows = np.zeros((3, 55), dtype=int)
@@ -58,3 +21,33 @@ def test_read_covtype(tmp_path):
         read_covtype(tmp_path / "bad.csv")
     with pytest.raises(FileNotFoundError):
         load_covtype(tmp_path / "nowhere")
+
+
+def test_svdkl_protocol_splits_are_seeded_disjoint_and_complete():
+    from gpflow_ext.recipes.svdkl_data import fraction_rows, holdout_rows, validation_rows, validation_splits
+
+    train, test = holdout_rows(1000, 0.25, seed=3)
+    assert len(test) == 250 and sorted(np.concatenate([train, test]).tolist()) == list(range(1000))
+    np.testing.assert_array_equal(holdout_rows(1000, 250, seed=3)[1], test)
+    assert len(fraction_rows(train, 0.1)) == 75 and len(fraction_rows(train, 0.0)) == 2
+    with pytest.raises(ValueError, match="test_size"):
+        holdout_rows(10, 10, seed=0)
+    train, valid = validation_rows(100, 30, seed=1)
+    assert len(valid) == 30 and not set(train) & set(valid)
+    with pytest.raises(ValueError, match="validation_size"):
+        validation_rows(100, 100, seed=1)
+    y = np.repeat([0, 1], 50)
+    folds = list(validation_splits(y, folds=5, seed=0))
+    assert [f for f, _, _ in folds] == list(range(5))
+    assert sorted(np.concatenate([va for _, _, va in folds]).tolist()) == list(range(100))
+    (_, tr, va), = validation_splits(y, folds=1, validation_fraction=0.2, seed=0)
+    assert len(va) == 20 and y[va].sum() == 10
+
+
+def test_svdkl_protocol_names_bad_datasets():
+    from gpflow_ext.recipes.svdkl_data import mnist_split, uci_splits
+
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        next(uci_splits("iris"))
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        mnist_split("cifar10")

@@ -1,4 +1,5 @@
-"""Small file helpers shared by the readers: transparent ``.gz``/``.xz`` opening and locating files.
+"""Small file helpers shared by the readers: transparent ``.gz``/``.xz`` opening and :func:`locate`, the one
+place where dataset files are looked for.
 
 Files opened here never let a bare decompression or decoding exception escape: a truncated ``.gz``
 (``EOFError``), a plain file named ``.gz`` (``gzip.BadGzipFile``), corrupt deflate data (``zlib.error``),
@@ -11,7 +12,11 @@ import lzma
 import os
 import zlib
 from pathlib import Path
-from typing import IO, Iterable, Iterator, List, Optional, Union
+from typing import IO, Dict, Iterator, List, Literal, Optional, Sequence, Union, overload
+
+from .. import config
+from .download import REGISTRY
+from .download import download as download_dataset
 
 PathLike = Union[str, os.PathLike]
 COMPRESSED_SUFFIXES = (".gz", ".xz")
@@ -173,29 +178,117 @@ def open_text(path: PathLike, argument: str = "path", encoding: str = "utf-8") -
     return _CheckedText(as_existing_file(path, argument), encoding)
 
 
-def find_file(folder: PathLike, name: str) -> Optional[Path]:
-    """``folder/name`` or its ``.gz``/``.xz`` twin (or, for a compressed name, the plain file); None if absent."""
-    folder = Path(folder)
+def _match(folder: Path, name: str, suffixes: Sequence[str]) -> Optional[Path]:
+    """``folder/name`` or its compressed twin (``name`` + one of ``suffixes``; for a compressed ``name``, the plain
+    file): the exact spelling first, then ignoring case. None if absent."""
     candidates = [name]
-    for suffix in COMPRESSED_SUFFIXES:
+    for suffix in suffixes:
         if name.endswith(suffix):
             candidates.append(name[: -len(suffix)])
             break
     else:
-        candidates.extend(name + suffix for suffix in COMPRESSED_SUFFIXES)
+        candidates.extend(name + suffix for suffix in suffixes)
     for candidate in candidates:
-        path = folder / candidate
-        if path.is_file():
-            return path
+        if (folder / candidate).is_file():
+            return folder / candidate
+    if not folder.is_dir():
+        return None
+    by_lower: Dict[str, Path] = {}
+    for entry in sorted(folder.iterdir()):
+        by_lower.setdefault(entry.name.lower(), entry)
+    for candidate in candidates:
+        match = by_lower.get(candidate.lower())
+        if match is not None and match.is_file():
+            return match
     return None
 
 
-def find_files(folder: PathLike, names: Iterable[str]) -> Optional[dict]:
-    """``{name: path}`` when every one of ``names`` is found in ``folder`` (see find_file), else None."""
-    found = {}
-    for name in names:
-        path = find_file(folder, name)
-        if path is None:
-            return None
-        found[name] = path
-    return found
+@overload
+def locate(name: str, files: Sequence[str], data_dir: Optional[PathLike] = ..., download: bool = ...,
+           cache_dir: Optional[PathLike] = ..., base_url: Optional[str] = ..., *, folders: Sequence[str] = ...,
+           optional: Sequence[str] = ..., suffixes: Sequence[str] = ...,
+           required: Literal[True] = ...) -> Dict[str, Path]: ...
+
+
+@overload
+def locate(name: str, files: Sequence[str], data_dir: Optional[PathLike] = ..., download: bool = ...,
+           cache_dir: Optional[PathLike] = ..., base_url: Optional[str] = ..., *, folders: Sequence[str] = ...,
+           optional: Sequence[str] = ..., suffixes: Sequence[str] = ...,
+           required: bool) -> Optional[Dict[str, Path]]: ...
+
+
+def locate(
+    name: str,
+    files: Sequence[str],
+    data_dir: Optional[PathLike] = None,
+    download: bool = True,
+    cache_dir: Optional[PathLike] = None,
+    base_url: Optional[str] = None,
+    *,
+    folders: Sequence[str] = (),
+    optional: Sequence[str] = (),
+    suffixes: Sequence[str] = COMPRESSED_SUFFIXES,
+    required: bool = True,
+) -> Optional[Dict[str, Path]]:
+    """``{file: path}`` for all ``files`` of dataset ``name``: from ``data_dir`` (default ``$GPFLOW_EXT_DATA``),
+    the cache, or a download. The one place where dataset files are looked for.
+
+    In each root (``data_dir``, then the cache folder), the folders searched are ``root/name``, ``root/<f>`` for
+    each of ``folders`` (other names the dataset's folder goes by), then ``root`` itself; the first folder holding
+    every one of ``files`` wins. A file matches plain or compressed (``name`` + one of ``suffixes``, or the plain
+    file for a compressed name), spelled exactly or, failing that, in any letter case. When no folder holds them
+    and ``download`` is set, a dataset of :data:`~gpflow_ext.data.download.REGISTRY` is downloaded (checksums
+    verified) into the cache.
+
+    :param name: the dataset's folder name (``"bibtex"``, ``"mnist"``, ...).
+    :param files: the file names needed, each found in the same folder.
+    :param data_dir: the root folder laid out like ``shared/data``, or the dataset folder itself.
+    :param download: fetch a downloadable dataset when it is found nowhere.
+    :param cache_dir: the download cache (default ``gpflow_ext.config.cache_dir()``).
+    :param base_url: a mirror for the download.
+    :param folders: other names of the dataset's folder, tried after ``name``.
+    :param optional: files returned when present in the folder that holds ``files``, left out otherwise.
+    :param suffixes: compressed forms accepted (default ``.gz`` and ``.xz``).
+    :param required: when False, return None instead of raising.
+    :raises FileNotFoundError: naming every place searched when the files are missing (with ``required``).
+    """
+    if data_dir is not None and not isinstance(data_dir, (str, os.PathLike)):
+        raise TypeError(f"data_dir must be a path (str or os.PathLike) or None, got {type(data_dir).__name__}")
+    configured = config.data_dir()
+    roots: List[Path] = [Path(data_dir).expanduser()] if data_dir is not None else ([configured] if configured else [])
+    roots.append(Path(cache_dir if cache_dir is not None else config.cache_dir()).expanduser())
+    searched: List[str] = []
+
+    def find_in(folder: Path) -> Optional[Dict[str, Path]]:
+        found = {}
+        for file in files:
+            path = _match(folder, file, suffixes)
+            if path is None:
+                return None
+            found[file] = path
+        for file in optional:
+            path = _match(folder, file, suffixes)
+            if path is not None:
+                found[file] = path
+        return found
+
+    for index, root in enumerate(roots):
+        is_cache = index == len(roots) - 1
+        for folder in [root / name] + ([] if is_cache else [root / other for other in folders] + [root]):
+            searched.append(str(folder))
+            found = find_in(folder)
+            if found is not None:
+                return found
+    if download and name in REGISTRY:
+        folder = download_dataset(name, cache_dir=None if cache_dir is None else Path(cache_dir), base_url=base_url)
+        found = find_in(Path(folder))
+        if found is not None:
+            return found
+        searched.append(f"{folder} (after download)")
+    if not required:
+        return None
+    raise FileNotFoundError(
+        f"dataset {name!r}: files {list(files)} (plain or {'/'.join(suffixes)}) not found in {searched}"
+        + ("" if download else "; pass download=True to fetch them")
+        + ("" if name in REGISTRY else f"; {name!r} cannot be downloaded, set ${config.DATA_ENV}")
+    )

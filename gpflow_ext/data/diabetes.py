@@ -42,19 +42,17 @@ The category counts are taken over the whole file; they use no target, so they l
 With the defaults this gives the number of columns ``DIABETES_GROUPED_FEATURES`` (asserted by the tests).
 
 ``encoding="one-hot"`` gives instead the 8 counts as numbers and every category of every other column
-(``age`` and the id codes included, ``?`` kept, ICD-9 codes ungrouped) its own column, as
-``uci_extra.read_diabetes`` does: 2,518 columns on the UCI file.
+(``age`` and the id codes included, ``?`` kept, ICD-9 codes ungrouped) its own column: 2,518 columns on the
+UCI file.
 """
 import csv
 import io
-import os
-from pathlib import Path
 from typing import List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from .. import config
-from ._io import DataFormatError, PathLike, find_file, open_text
+from ._io import DataFormatError, PathLike, locate, open_text
 
 __all__ = ["DiabetesData", "load_diabetes", "read_diabetes_table", "read_ids_mapping", "diabetes_folds", "icd9_group",
            "ICD9_GROUPS", "DIABETES_TARGETS", "DIABETES_GROUPED_FEATURES"]
@@ -223,17 +221,6 @@ def _encode_one_hot(frame) -> Tuple[np.ndarray, List[str]]:
     return X, numeric + list(dummies.columns)
 
 
-def _find(data_dir: Optional[PathLike], name: str) -> Optional[Path]:
-    root = Path(data_dir).expanduser() if data_dir is not None else config.data_dir()
-    if root is None:
-        return None
-    for folder in [root / sub for sub in _FOLDERS] + [root]:
-        path = find_file(folder, name)
-        if path is not None:
-            return path
-    return None
-
-
 def load_diabetes(
     data_dir: Optional[PathLike] = None,
     target: str = "readmitted",
@@ -255,15 +242,17 @@ def load_diabetes(
         raise ValueError(f"encoding must be one of {_ENCODINGS}, got {encoding!r}")
     if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 1:
         raise ValueError(f"min_count must be a positive integer, got {min_count!r}")
-    path = _find(data_dir, "diabetic_data.csv")
-    if path is None:
+    files = locate("diabetes-130", ["diabetic_data.csv"], data_dir, download=False, folders=_FOLDERS[1:],
+                   optional=["IDs_mapping.csv"], required=False)
+    if files is None:
         where = data_dir if data_dir is not None else f"${config.DATA_ENV} ({config.data_dir()})"
         raise FileNotFoundError(f"data_dir: diabetic_data.csv (plain, .gz or .xz) not found in {where} or its "
                                 f"sub-folders {list(_FOLDERS)}")
+    path = files["diabetic_data.csv"]
     frame = read_diabetes_table(path)
     y = _target(frame, target, path)
     if encoding == "grouped":
-        mapping = _find(data_dir, "IDs_mapping.csv")
+        mapping = files.get("IDs_mapping.csv")
         descriptions = read_ids_mapping(mapping) if mapping is not None else {}
         try:
             X, names = _encode_grouped(frame, min_count, descriptions)

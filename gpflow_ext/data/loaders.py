@@ -1,4 +1,4 @@
-"""One entry point per dataset: look in ``data_dir`` (default ``$GPFLOW_EXT_DATA``), then the cache, then download.
+"""One loader per dataset: look in ``data_dir`` (default ``$GPFLOW_EXT_DATA``), then the cache, then download.
 
 Every loader accepts ``data_dir`` either as the root folder holding ``<dataset>/`` sub-folders
 (laid out like ``shared/data``) or as the dataset folder itself. Files may be plain or ``.gz``.
@@ -6,61 +6,19 @@ If the files are in neither ``data_dir`` nor the cache (``gpflow_ext.config.cach
 fetched with ``download()`` (checksums verified) unless ``download=False``.
 """
 import os
-from pathlib import Path
-from typing import NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from .. import config
 from ..validation import check_positive_int
-from .download import REGISTRY as _REGISTRY
-from .download import download as _download_dataset
-from ._io import find_files
+from ._io import PathLike, locate
 from .mnist import downscale, read_mnist_csv, read_mnist_images, read_mnist_labels
 from .movielens import Items, Ratings, Users, SPLITS, read_genres, read_items, read_ratings, read_users
 from .uci import TabularData, read_adult, read_connect4_pmlb, read_connect4_uci
-from .xmc import MultiLabelData, load_xmc_split, read_mulan_arff, read_xmc_text
+from .multilabel import MultiLabelData, load_xmc_split, read_mulan_arff, read_xmc_text
 
-__all__ = ["locate", "load_multilabel", "load_bibtex", "load_movielens", "MovieLens", "load_mnist", "load_adult", "load_connect4"]
-
-
-def locate(
-    name: str,
-    files: Sequence[str],
-    data_dir: Optional[os.PathLike] = None,
-    download: bool = True,
-    cache_dir: Optional[os.PathLike] = None,
-    base_url: Optional[str] = None,
-) -> dict:
-    """``{file: path}`` for all ``files`` of dataset ``name``: from data_dir/$GPFLOW_EXT_DATA, the cache, or a download.
-
-    :raises FileNotFoundError: naming every place searched when the files are missing and ``download=False``
-        (or the dataset cannot be downloaded).
-    """
-    roots = [Path(data_dir).expanduser()] if data_dir is not None else ([config.data_dir()] if config.data_dir() else [])
-    searched = []
-    for root in roots:
-        for folder in (root / name, root):
-            searched.append(str(folder))
-            found = find_files(folder, files)
-            if found is not None:
-                return found
-    cache_folder = Path(cache_dir if cache_dir is not None else config.cache_dir()).expanduser() / name
-    searched.append(str(cache_folder))
-    found = find_files(cache_folder, files)
-    if found is not None:
-        return found
-    if download and name in _REGISTRY:
-        folder = _download_dataset(name, cache_dir=cache_dir, base_url=base_url)
-        found = find_files(folder, files)
-        if found is not None:
-            return found
-        searched.append(f"{folder} (after download)")
-    raise FileNotFoundError(
-        f"dataset {name!r}: files {list(files)} (plain or .gz) not found in {searched}"
-        + ("" if download else "; pass download=True to fetch them")
-        + ("" if name in _REGISTRY else f"; {name!r} cannot be downloaded, set ${config.DATA_ENV}")
-    )
+__all__ = ["MULTILABEL_FILE_NAMES", "load_multilabel", "load_bibtex", "load_movielens", "MovieLens", "load_mnist", "load_adult", "load_connect4"]
 
 
 def load_bibtex(
@@ -88,27 +46,36 @@ def load_bibtex(
     raise ValueError(f"source must be 'arff' or 'xmc', got {source!r}")
 
 
-def _find_case_insensitive(folder: Path, candidates: Sequence[str]) -> Optional[Path]:
-    if not folder.is_dir():
-        return None
-    by_lower = {}
-    for path in sorted(folder.iterdir()):
-        by_lower.setdefault(path.name.lower(), path)
-    for candidate in candidates:
-        for suffix in ("", ".gz", ".xz"):
-            path = by_lower.get((candidate + suffix).lower())
-            if path is not None and path.is_file():
-                return path
-    return None
+#: File-name stems (and folder names) each multi-label dataset goes by as distributed (Mulan / Extreme
+#: Classification Repository); :func:`load_multilabel` tries them in turn.
+MULTILABEL_FILE_NAMES: Dict[str, Tuple[str, ...]] = {
+    "eurlex": ("eurlex", "Eurlex", "EUR-Lex"),
+    "rcv1": ("rcv1", "RCV1-x", "rcv1x"),
+    "amazoncat": ("amazoncat", "AmazonCat-13K", "AmazonCat"),
+}
+
+
+def _multilabel_layouts(stem: str, train_only: bool):
+    """``(layout, files)`` in the order :func:`load_multilabel` tries them."""
+    if train_only:
+        yield "mulan", [f"{stem}-train.arff", f"{stem}.xml"]
+        for train in (f"{stem}_train.txt", f"{stem}_train.xmc.txt", "train.txt"):
+            yield "xmc", [train]
+    else:
+        yield "mulan", [f"{stem}-train.arff", f"{stem}-test.arff", f"{stem}.xml"]
+        for train, test in ((f"{stem}_train.txt", f"{stem}_test.txt"),
+                            (f"{stem}_train.xmc.txt", f"{stem}_test.xmc.txt"), ("train.txt", "test.txt")):
+            yield "xmc", [train, test]
+    yield "split", [f"{stem}_data.txt", f"{stem}_trSplit.txt", f"{stem}_tstSplit.txt"]
 
 
 def load_multilabel(
-    name: str, data_dir: Optional[os.PathLike] = None, split: int = 0, dtype=np.float64
-) -> Tuple[MultiLabelData, MultiLabelData]:
+    name: str, data_dir: Optional[PathLike] = None, split: int = 0, dtype=np.float64, train_only: bool = False
+) -> Tuple[MultiLabelData, Optional[MultiLabelData]]:
     """``(train, test)`` of a multi-label dataset stored locally in one of the published layouts.
 
     Looks in ``data_dir/<name>/`` (or ``data_dir`` itself; default ``$GPFLOW_EXT_DATA``) for, in order
-    (file names matched case-insensitively, plain or ``.gz``/``.xz``):
+    (file names matched exactly or else case-insensitively, plain or ``.gz``/``.xz``):
 
     1. Mulan: ``<name>-train.arff``, ``<name>-test.arff``, ``<name>.xml`` (Bibtex, Delicious, Mediamill);
     2. XMC repository train/test files: ``<name>_train.txt`` + ``<name>_test.txt`` (e.g. EUR-Lex), or
@@ -116,31 +83,37 @@ def load_multilabel(
     3. XMC repository single file with split files: ``<name>_data.txt`` + ``<name>_trSplit.txt`` +
        ``<name>_tstSplit.txt``, using column ``split`` of the split files.
 
+    A dataset of :data:`MULTILABEL_FILE_NAMES` is looked for under each of its published names in turn.
     Only ``bibtex`` is also downloadable (see ``load_bibtex``); other datasets must be present locally.
+
+    :param train_only: read the training rows alone, ``(train, None)``: the test file is neither opened nor
+        required (a dataset stored as one data file with split files is read whole).
     """
-    roots = [Path(data_dir).expanduser()] if data_dir is not None else ([config.data_dir()] if config.data_dir() else [])
-    folders = [folder for root in roots for folder in (root / name, root)]
-    for folder in folders:
-        train = _find_case_insensitive(folder, [f"{name}-train.arff"])
-        test = _find_case_insensitive(folder, [f"{name}-test.arff"])
-        xml = _find_case_insensitive(folder, [f"{name}.xml"])
-        if train and test and xml:
-            return read_mulan_arff(train, xml, dtype=dtype), read_mulan_arff(test, xml, dtype=dtype)
-        for train_name, test_name in ((f"{name}_train.txt", f"{name}_test.txt"),
-                                      (f"{name}_train.xmc.txt", f"{name}_test.xmc.txt"), ("train.txt", "test.txt")):
-            train, test = _find_case_insensitive(folder, [train_name]), _find_case_insensitive(folder, [test_name])
-            if train and test:
-                return read_xmc_text(train, dtype=dtype), read_xmc_text(test, dtype=dtype)
-        data = _find_case_insensitive(folder, [f"{name}_data.txt"])
-        train_split = _find_case_insensitive(folder, [f"{name}_trSplit.txt"])
-        test_split = _find_case_insensitive(folder, [f"{name}_tstSplit.txt"])
-        if data and train_split and test_split:
-            return load_xmc_split(data, train_split, test_split, split=split, dtype=dtype)
-    raise FileNotFoundError(
-        f"multi-label dataset {name!r}: no Mulan ({name}-train.arff, {name}-test.arff, {name}.xml) or XMC "
-        f"({name}_train.txt/{name}_test.txt, or {name}_data.txt with {name}_trSplit.txt/{name}_tstSplit.txt) files "
-        f"in {[str(f) for f in folders] or 'nowhere: data_dir and $' + config.DATA_ENV + ' are unset'}"
-    )
+    errors = []
+    for stem in MULTILABEL_FILE_NAMES.get(name, (name,)):
+        for layout, files in _multilabel_layouts(stem, train_only):
+            found = locate(stem, files, data_dir, download=False, required=False)
+            if found is None:
+                continue
+            paths = [found[file] for file in files]
+            if layout == "mulan":
+                xml = paths[-1]
+                if train_only:
+                    return read_mulan_arff(paths[0], xml, dtype=dtype), None
+                return read_mulan_arff(paths[0], xml, dtype=dtype), read_mulan_arff(paths[1], xml, dtype=dtype)
+            if layout == "xmc":
+                if train_only:
+                    return read_xmc_text(paths[0], dtype=dtype), None
+                return read_xmc_text(paths[0], dtype=dtype), read_xmc_text(paths[1], dtype=dtype)
+            train, test = load_xmc_split(paths[0], paths[1], paths[2], split=split, dtype=dtype)
+            return (train, None) if train_only else (train, test)
+        roots = [str(data_dir)] if data_dir is not None else ([str(config.data_dir())] if config.data_dir() else [])
+        errors.append(
+            f"multi-label dataset {stem!r}: no Mulan ({stem}-train.arff, {stem}-test.arff, {stem}.xml) or XMC "
+            f"({stem}_train.txt/{stem}_test.txt, or {stem}_data.txt with {stem}_trSplit.txt/{stem}_tstSplit.txt) "
+            f"files in {[f'{root}/{stem}' for root in roots] + roots or 'nowhere: data_dir and $' + config.DATA_ENV + ' are unset'}"
+        )
+    raise FileNotFoundError("; ".join(errors))
 
 
 class MovieLens(NamedTuple):

@@ -190,9 +190,9 @@ def run_imputation(images: np.ndarray, config: ImputationConfig) -> Dict[str, fl
 
 def load_digits_images(quick: bool = True) -> np.ndarray:
     """scikit-learn's 8x8 digits in [0, 1] [1797, 64] (the first 600 when ``quick``)."""
-    from sklearn.datasets import load_digits
+    from ..data import load_digits
 
-    images = load_digits().data / 16.0
+    images = load_digits(test_fraction=0).X_train
     return images[:600] if quick else images
 
 

@@ -42,10 +42,10 @@ from ..training import FunctionCallback, TensorBoard, fit
 from ..training.schedules import LEARNING_RATE_DECAYS, decayed_learning_rate
 from ..utilities import to_input_tensor
 from ..validation import check_choice, check_multilabel_data, check_positive_int, check_positive_number
-from .mlgpf_data import DATASET_FILE_NAMES, load_xmc, synthetic_multilabel
+from .mlgpf_data import load_xmc, synthetic_multilabel
 
 __all__ = [
-    "METHODS", "DATASET_SETTINGS", "DATASET_FILE_NAMES", "MLGPFConfig", "parse_method", "paper_config", "tfidf_config",
+    "METHODS", "DATASET_SETTINGS", "MLGPFConfig", "parse_method", "paper_config", "tfidf_config",
     "label_gps_config",
     "RECIPES", "register_recipe", "build_mlgpf", "run_mlgpf", "full_bound", "load_xmc",
     "synthetic_multilabel", "tour_config",

@@ -19,7 +19,7 @@ from gpflow_ext.data import (
     write_xmc_text,
     write_xmc_tfrecords,
 )
-from gpflow_ext.data.xmc_stream import sparse_batch_to_csr
+from gpflow_ext.data.multilabel.stream import sparse_batch_to_csr
 
 REPO = Path(__file__).resolve().parents[2]
 

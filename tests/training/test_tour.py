@@ -16,11 +16,9 @@ def test_tour_svgp_section_tiny_budget_and_cli(tmp_path, run_python, baselines):
     result = results["svgp_digits"]
     # 2 epochs of SVGP on 1347 digits already separate the classes far above the majority class (0.93 vs 0.10 here), on the
     # tour's split (75/25, stratified, seed 0)
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
+    from gpflow_ext.data import load_digits
 
-    y = load_digits().target
-    y_train, y_test = train_test_split(y, test_size=0.25, stratify=y, random_state=0)
+    _, y_train, _, y_test = load_digits(test_fraction=0.25, seed=0)
     majority = baselines.majority_accuracy(y_train, y_test)
     assert result["test_accuracy"] > majority + 0.7, (result["test_accuracy"], majority)
     assert np.isfinite(result["test_nlpd"]) and result["epochs"] == 2

@@ -11,8 +11,8 @@ from typing import List, Optional
 
 import numpy as np
 
-from ._io import DataFormatError, DataFormatWarning, PathLike, as_existing_file, open_text
-from .xmc_types import MultiLabelData, features_csr, labels_csr
+from .._io import DataFormatError, DataFormatWarning, PathLike, as_existing_file, open_text
+from .types import MultiLabelData, features_csr, labels_csr
 
 __all__ = ["read_mulan_labels", "read_mulan_arff"]
 

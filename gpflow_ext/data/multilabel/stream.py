@@ -5,7 +5,7 @@ row-major order, values in ``dtype``) and ``Y`` a ``tf.SparseTensor`` [B, K] of 
 which is what :class:`gpflow_ext.models.MLGPF` and :func:`gpflow_ext.training.fit` take:
 
 * :class:`XMCTextSource` parses an XMC text file (plain/.gz/.xz) block by block in a Python
-  generator (:func:`~gpflow_ext.data.xmc_text.iter_xmc_chunks`); shuffling permutes the rows within
+  generator (:func:`~gpflow_ext.data.multilabel.text.iter_xmc_chunks`); shuffling permutes the rows within
   consecutive blocks of ``shuffle_buffer`` rows (a block shuffle: rows of far-apart blocks never
   meet in a batch, so write the file in random order, as the generator and the repository do);
 * :class:`XMCTFRecordSource` reads sharded TFRecord files written by :func:`write_xmc_tfrecords`
@@ -29,8 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
 
-from ._io import PathLike, as_existing_file
-from .xmc_text import iter_xmc_chunks, read_xmc_header
+from .._io import PathLike, as_existing_file
+from .text import iter_xmc_chunks, read_xmc_header
 
 __all__ = ["XMCTextSource", "XMCTFRecordSource", "write_xmc_tfrecords", "sparse_batch_to_csr"]
 

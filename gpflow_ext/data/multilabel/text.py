@@ -20,8 +20,8 @@ from typing import Iterator, Tuple
 import numpy as np
 import scipy.sparse as sp
 
-from ._io import DataFormatError, PathLike, as_existing_file, open_text
-from .xmc_types import MultiLabelData, features_csr, labels_csr, select_rows
+from .._io import DataFormatError, PathLike, as_existing_file, open_text
+from .types import MultiLabelData, features_csr, labels_csr, select_rows
 
 __all__ = [
     "read_xmc_header",

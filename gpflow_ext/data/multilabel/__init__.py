@@ -1,18 +1,20 @@
 """Multi-label readers: the Extreme Classification Repository text format and Mulan sparse ARFF.
 
+:func:`gpflow_ext.data.load_multilabel` finds a dataset's files in any of these layouts and reads them.
+
 Both return ``MultiLabelData(X, Y, ...)`` with ``X`` a ``scipy.sparse.csr_matrix`` [N, D] of
 features and ``Y`` a ``csr_matrix`` [N, K] of 0/1 labels. Nothing is ever densified.
 
 The code lives in small modules, re-exported here:
 
-* :mod:`.xmc_types`: :class:`MultiLabelData`, :func:`select_rows`;
-* :mod:`.xmc_text`: the XMC text format: streaming :func:`iter_xmc_chunks`, :func:`read_xmc_text`,
+* :mod:`.types`: :class:`MultiLabelData`, :func:`select_rows`;
+* :mod:`.text`: the XMC text format: streaming :func:`iter_xmc_chunks`, :func:`read_xmc_text`,
   :class:`XMCTextWriter` / :func:`write_xmc_text`, split files;
-* :mod:`.xmc_mulan`: Mulan ARFF + XML;
-* :mod:`.xmc_stream`: ``tf.data`` pipelines streamed from XMC text files or sharded TFRecords.
+* :mod:`.mulan`: Mulan ARFF + XML;
+* :mod:`.stream`: ``tf.data`` pipelines streamed from XMC text files or sharded TFRecords.
 """
-from .xmc_mulan import read_mulan_arff, read_mulan_labels
-from .xmc_text import (
+from .mulan import read_mulan_arff, read_mulan_labels
+from .text import (
     XMCTextWriter,
     iter_xmc_chunks,
     load_xmc_split,
@@ -21,8 +23,8 @@ from .xmc_text import (
     read_xmc_text,
     write_xmc_text,
 )
-from .xmc_types import MultiLabelData, select_rows
-from .xmc_stream import XMCTextSource, XMCTFRecordSource, sparse_batch_to_csr, write_xmc_tfrecords
+from .types import MultiLabelData, select_rows
+from .stream import XMCTextSource, XMCTFRecordSource, sparse_batch_to_csr, write_xmc_tfrecords
 
 __all__ = [
     "MultiLabelData",
