@@ -14,8 +14,6 @@ M = 500, |B| = 500, ``--num-negative-samples`` negative labels per row, eq. 23) 
 the first 10) times ceil(N / B) projects the epoch. The JSON holds the phase times, the s/step,
 the (projected) s/epoch and the peak RSS (``ru_maxrss``) after each phase.
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import json
 import resource
 import sys
@@ -25,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser
 from gpflow_ext.results import write_results
 

@@ -15,8 +15,6 @@ K = 13,330 labels, ~71 non-zero features and ~5.04 labels per row.
   ``1 + Poisson(labels - 1)`` labels among the members of its best-scoring clusters. The labels thus depend on the features
   through a rank-r linear map (what s-LINEAR MLGPF can represent), so P@k has signal.
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import json
 import time
 from pathlib import Path
@@ -24,9 +22,10 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser
-from gpflow_ext.results import write_results
 from gpflow_ext.data import XMCTextWriter
+from gpflow_ext.results import write_results
 
 #: AmazonCat-13K as published (Extreme Classification Repository).
 AMAZONCAT = dict(num_train=1_186_239, num_test=306_782, num_features=203_882, num_labels=13_330,

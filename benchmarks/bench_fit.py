@@ -9,12 +9,11 @@ checkpointing (here off) and epoch bookkeeping.
 Prints the median seconds per epoch of each (after one warm-up epoch) and the ratio
 GPflow loop / fit (> 1: fit is faster). Run: ``python -m benchmarks.bench_fit [--smoke]``.
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import time
 
 import numpy as np
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser, print_table, write_results
 
 

@@ -7,13 +7,12 @@ Two regimes, as the models produce them:
 Prints the median of ``--repeats`` runs of each and the ratio napkinXC / ours (> 1: ours is faster),
 and checks both give the same values. Run: ``python -m benchmarks.bench_metrics [--smoke]``.
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import time
 
 import numpy as np
 import scipy.sparse as sp
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser, print_table, write_results
 from gpflow_ext.metrics import ndcg_at_k, precision_at_k
 

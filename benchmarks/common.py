@@ -12,8 +12,9 @@ import importlib.util
 import logging
 import os
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 LEVEL_VARIABLE = "TF_CPP_MIN_LOG_LEVEL"
 REPO = Path(__file__).resolve().parent.parent
@@ -61,7 +62,7 @@ def base_parser(
     logdir: bool = True,
     seed: bool = True,
     float32: bool = False,
-    smoke: Optional[str] = None,
+    smoke: str | None = None,
     strategy: bool = False,
 ) -> argparse.ArgumentParser:
     """The shared command line, each flag only where the benchmark uses it: ``--data-dir DIR`` (default
@@ -103,7 +104,7 @@ def make_strategy(args: argparse.Namespace):
     return multi_worker_strategy()
 
 
-def write_results(results: Mapping[str, Any], output: Optional[Path], seeds: Optional[Sequence[int]] = None) -> None:
+def write_results(results: Mapping[str, Any], output: Path | None, seeds: Sequence[int] | None = None) -> None:
     """Write ``results`` with its provenance (``gpflow_ext.results.write_results``) if ``output`` is given;
     ``seeds`` defaults to the ``seed``/``seeds`` of ``results`` or its ``args`` record."""
     from gpflow_ext.results import write_results as write
@@ -136,8 +137,8 @@ def print_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str], title
 
 
 def compiled_training_step(model, optimizer: Any = None, *, learning_rate: float = 0.01,
-                           variables: Optional[Sequence[Any]] = None, internal: bool = False,
-                           input_signature: Optional[Sequence[Any]] = None):
+                           variables: Sequence[Any] | None = None, internal: bool = False,
+                           input_signature: Sequence[Any] | None = None):
     """``step(batch) -> objective`` (``step()`` for internal-data models): one compiled training step of
     ``gpflow_ext.training.fit`` (its update and :func:`gpflow_ext.training.step.make_step`, in ``tf.function``),
     for timing single steps of our models; ``optimizer`` as ``fit``'s (default Adam at ``learning_rate``),

@@ -16,8 +16,6 @@ Prints the median seconds per epoch (first epoch of each call skipped: tracing) 
 baseline / current (> 1: the current loop is faster). Run:
 ``python -m benchmarks.fit_versions --baseline-ref a2d2399 --data-dir ../shared/data``.
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import importlib
 import importlib.util
 import subprocess
@@ -30,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser
 from gpflow_ext.results import write_results
 

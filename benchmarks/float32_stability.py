@@ -6,8 +6,6 @@ how many steps each survives and its loss.
 
     python -m benchmarks.float32_stability --steps 200
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import dataclasses
 
 import gpflow
@@ -15,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 from gpflow.keras import tf_keras
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser, compiled_training_step
 from gpflow_ext.models import PreconditionedSVGP
 

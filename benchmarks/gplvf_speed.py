@@ -18,22 +18,19 @@ same run, and compiled step time vs planar flow length.
 Both peers see the same users x movies matrix (u1.base), same Q and M. Timings on a shared
 machine are noisy: compare the ratios printed, not the absolute seconds.
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import time
 
 import numpy as np
-
-from benchmarks.common import base_parser, compiled_training_step, print_table, write_results
-from benchmarks.gpy_bgplvm_missing import gpy_peer
-
 import tensorflow as tf
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks.common import base_parser, compiled_training_step, print_table, write_results
+from benchmarks.gpy_bgplvm_missing import gpy_peer
 from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix
-from gpflow_ext.models import GPLVF
 from gpflow_ext.likelihoods.masked import masked_variational_expectations
+from gpflow_ext.models import GPLVF
 from gpflow_ext.recipes.gplvf import infer_latent, train_with_fit
 
 

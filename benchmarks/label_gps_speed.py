@@ -9,13 +9,12 @@ variable (``kl_and_marginals`` for any inducing variable: a batched Cholesky of 
 compiled, timed interleaved in one process (medians), checked to give the same bound, and the ratio is printed.
 Without ``--data-dir``/``$GPFLOW_EXT_DATA`` a generated problem of Bibtex's shape is used.
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import dataclasses
 import time
 
 import numpy as np
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser, print_table
 
 

@@ -18,13 +18,12 @@ FLOPs are counted from its matrix operations (forward; the backward pass is coun
 the forward, the usual estimate) and divided by the step time to give the achieved GFLOP/s,
 printed beside the matmul rate. The paper's Table 5 gives 0.94 min/epoch for s-LINEAR on Bibtex.
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import math
 import time
 
 import numpy as np
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser
 
 
@@ -124,7 +123,7 @@ def main(argv=None):
         flops["MLGPF s-linear (float32)"] = flops["MLGPF s-linear (float64)"]
         gpflow.config.set_default_float(np.float64)
 
-    for name, step in contenders.items():  # trace + warm up
+    for step in contenders.values():  # trace + warm up
         float(step())
     times = {name: [] for name in contenders}
     rates = {"float64": [], "float32": []}

@@ -13,7 +13,6 @@ its cores: on a 2-core machine two workers measure the strategy's overhead (coll
 every gradient, per-step synchronisation), not a speed-up.
 """
 from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 from benchmarks.common import base_parser, make_strategy, write_results
 
 
@@ -25,11 +24,10 @@ def main() -> None:
 
     import contextlib
     import statistics
+    import time
 
     from gpflow_ext.data import load_bibtex
     from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
-    import time
-
     from gpflow_ext.training import Callback, fit, is_chief
 
     class CpuSeconds(Callback):

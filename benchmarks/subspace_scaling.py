@@ -20,8 +20,6 @@ memory exceeds the available memory is skipped and reported as such.  Timing: a 
 """
 from __future__ import annotations
 
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import argparse
 import json
 import resource
@@ -30,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser
 from gpflow_ext.results import write_results
 
@@ -99,7 +98,7 @@ def worker(args) -> dict:
     constant_bytes = int(np.prod(iv.basis_t.shape) * iv.basis_t.dtype.size) if args.model == "subspace" else 0
 
     batches = []
-    for b in range(4):
+    for _b in range(4):
         rows = rng.choice(args.num_data, args.batch_size, replace=False)
         Xb = X[rows]
         Xb = to_input_tensor(Xb, dtype) if args.model == "subspace" else tf.constant(Xb.toarray(), dtype)

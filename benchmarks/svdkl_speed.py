@@ -3,7 +3,8 @@
 1. SV-DKL training step vs the plain network's step at the same batch (target <= 1.3x);
 2. SV-DKL step at m grid points per GP for m = 70 ... 2000, relative to m = 70 (target <= 1.5x at
    m = 2000; the paper's Figure 2c-d), with the exact Toeplitz prior (Cholesky per step) and the
-   circulant-embedding prior (``CirculantGridPrior()``: FFT square root, no Cholesky), beside the SVGP-style GP layer with ordinary inducing points
+   circulant-embedding prior (``CirculantGridPrior()``: FFT square root, no Cholesky), beside the SVGP-style GP layer
+   with ordinary inducing points
    on the same features (GPflow's Kuu/Kuf/gauss_kl, cost O(m^3 + B m^2));
 3. GPyTorch's SV-DKL (GridInterpolationVariationalStrategy, CPU torch, float64) on the same sizes,
    run in a subprocess with ``$GPFLOW_EXT_PEERS_PYTHON``.
@@ -12,23 +13,21 @@
 
 Network d-1000-1000-500-50-c (Adult-like d = 108, c = 2, one GP per output feature).
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import json
 import subprocess
 import time
 from pathlib import Path
 
+import gpflow
 import numpy as np
 import tensorflow as tf
-
-import gpflow
 from gpflow.keras import tf_keras
 
+from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser, compiled_training_step
 from gpflow_ext.config import peers_python
-from gpflow_ext.results import write_results
 from gpflow_ext.models import SVDKL
+from gpflow_ext.results import write_results
 from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid, ToeplitzGridPrior
 
 HERE = Path(__file__).resolve().parent
@@ -138,17 +137,17 @@ def main(argv=None):
     for m in sizes:
         print(f"{'SVGP-style m=' + str(m) + ' [ms]':28s}{results['points'][str(m)] * 1e3:12.1f}")
     ratios = {
-        "svdkl_over_network_at_m%s" % m0: results["grid"][m0] / results["network_s"],
-        "svdkl_m%s_over_m%s" % (m1, m0): results["grid"][m1] / results["grid"][m0],
-        "svdkl_circulant_over_network_at_m%s" % m0: results["circulant"][m0] / results["network_s"],
-        "svdkl_circulant_m%s_over_m%s" % (m1, m0): results["circulant"][m1] / results["circulant"][m0],
-        "svgp_points_m%s_over_m%s" % (m1, m0): results["points"][m1] / results["points"][m0],
+        f"svdkl_over_network_at_m{m0}": results["grid"][m0] / results["network_s"],
+        f"svdkl_m{m1}_over_m{m0}": results["grid"][m1] / results["grid"][m0],
+        f"svdkl_circulant_over_network_at_m{m0}": results["circulant"][m0] / results["network_s"],
+        f"svdkl_circulant_m{m1}_over_m{m0}": results["circulant"][m1] / results["circulant"][m0],
+        f"svgp_points_m{m1}_over_m{m0}": results["points"][m1] / results["points"][m0],
     }
     if gp:
-        ratios["gpytorch_svdkl_m%s_over_m%s" % (m1, m0)] = gp["svdkl"][m1] / gp["svdkl"][m0]
-        ratios["gpytorch_over_gpflow_ext_svdkl_m%s" % m0] = gp["svdkl"][m0] / results["grid"][m0]
-        ratios["gpytorch_over_gpflow_ext_svdkl_m%s" % m1] = gp["svdkl"][m1] / results["grid"][m1]
-        ratios["gpytorch_over_gpflow_ext_circulant_m%s" % m1] = gp["svdkl"][m1] / results["circulant"][m1]
+        ratios[f"gpytorch_svdkl_m{m1}_over_m{m0}"] = gp["svdkl"][m1] / gp["svdkl"][m0]
+        ratios[f"gpytorch_over_gpflow_ext_svdkl_m{m0}"] = gp["svdkl"][m0] / results["grid"][m0]
+        ratios[f"gpytorch_over_gpflow_ext_svdkl_m{m1}"] = gp["svdkl"][m1] / results["grid"][m1]
+        ratios[f"gpytorch_over_gpflow_ext_circulant_m{m1}"] = gp["svdkl"][m1] / results["circulant"][m1]
     results["ratios"] = ratios
     for k, v in ratios.items():
         print(f"  {k}: {v:.2f}x")

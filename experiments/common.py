@@ -6,15 +6,16 @@ shared flags under one name each, where a script has them: ``--data-dir``, ``--o
 ``--logdir`` (TensorBoard), ``--seed``, ``--float32``, ``--no-progress``, ``--figure-dir`` and ``--smoke``
 (a tiny run, for the tests). Scripts run as ``python -m experiments.NAME`` from the repository root.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import argparse
 import copy
 import dataclasses
 import os
 import typing
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
+from typing import Any
+
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -45,7 +46,7 @@ def base_parser(
     float32: bool = False,
     progress: bool = False,
     figure_dir: bool = False,
-    smoke: Optional[str] = None,
+    smoke: str | None = None,
 ) -> argparse.ArgumentParser:
     """The shared command line, each flag only where the script uses it.
 
@@ -89,7 +90,7 @@ def planar_identity_at_zero(args: argparse.Namespace) -> bool:
     return args.planar_constraint == "identity-at-zero"
 
 
-def write_results(results: Mapping[str, Any], output: Optional[Path], seeds: Optional[Sequence[int]] = None) -> None:
+def write_results(results: Mapping[str, Any], output: Path | None, seeds: Sequence[int] | None = None) -> None:
     """Write ``results`` with its provenance (``gpflow_ext.results.write_results``) if ``output`` is given.
     ``seeds`` defaults to the ``seed``/``seeds`` found in ``results`` or its ``args`` record."""
     from gpflow_ext.results import write_results as write
@@ -129,12 +130,12 @@ def print_table(rows: Iterable[Mapping[str, Any]], columns: Sequence[str], title
     return text
 
 
-def arguments_record(args) -> Dict[str, Any]:
+def arguments_record(args) -> dict[str, Any]:
     """The parsed command line as JSON-ready values (paths as strings), to store beside the results."""
     return as_builtin({k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()})
 
 
-def as_builtin(values: Dict[str, Any]) -> Dict[str, Any]:
+def as_builtin(values: dict[str, Any]) -> dict[str, Any]:
     """numpy scalars -> Python floats/ints so results JSON stays portable."""
     out = {}
     for key, value in values.items():
@@ -151,7 +152,7 @@ def _flag_type(annotation: Any):
     return annotation, annotation is bool
 
 
-def dataclass_flags(config_class: type, flags: Mapping[str, str]) -> Dict[str, str]:
+def dataclass_flags(config_class: type, flags: Mapping[str, str]) -> dict[str, str]:
     """``{field: dest}``: the ``argparse`` destination of each field's flag in ``flags`` (``{field: "--flag"}``)."""
     names = {f.name for f in dataclasses.fields(config_class)}
     unknown = sorted(set(flags) - names)
@@ -165,8 +166,8 @@ def add_dataclass_arguments(
     config_class: type,
     flags: Mapping[str, str],
     *,
-    help: Optional[Mapping[str, str]] = None,  # noqa: A002 (argparse's word)
-    choices: Optional[Mapping[str, Sequence[Any]]] = None,
+    help: Mapping[str, str] | None = None,  # noqa: A002 (argparse's word)
+    choices: Mapping[str, Sequence[Any]] | None = None,
 ) -> None:
     """One command-line option per field of the dataclass ``config_class`` named in ``flags`` (``{field:
     "--flag"}``, in the order given), so that each default is stated once, in the dataclass.
@@ -196,7 +197,7 @@ def add_dataclass_arguments(
 
 
 def config_from_args(config_class: type, args: argparse.Namespace, flags: Mapping[str, str],
-                     **overrides: Any) -> Dict[str, Any]:
+                     **overrides: Any) -> dict[str, Any]:
     """``{field: value}`` of the options :func:`add_dataclass_arguments` added for ``flags``, then ``overrides``;
     pass it to ``config_class(**...)`` with the fields that do not come from the command line."""
     values = {name: getattr(args, dest) for name, dest in dataclass_flags(config_class, flags).items()}

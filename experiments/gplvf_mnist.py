@@ -10,10 +10,16 @@ the imputation RMSE of the missing pixels beside mean imputation.
     python -m experiments.gplvf_mnist --figure-dir figures --output results/gplvf_mnist.json
 """
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 from experiments.common import (
-    add_dataclass_arguments, add_planar_constraint_argument, arguments_record, as_builtin, base_parser,
-    config_from_args, planar_identity_at_zero, print_table, write_results,
+    add_dataclass_arguments,
+    add_planar_constraint_argument,
+    arguments_record,
+    as_builtin,
+    base_parser,
+    config_from_args,
+    planar_identity_at_zero,
+    print_table,
+    write_results,
 )
 from gpflow_ext.recipes.gplvf_images import ImputationConfig, run_imputation
 

@@ -60,28 +60,42 @@ q(u) through ``NaturalGradientUpdate``. The tables in docs/gplvf/results.md were
 ``--smoke`` runs every protocol on a slice (the 60 most active users x the 80 most rated items, 3 epochs)
 for the tests.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import argparse
 
 import numpy as np
 import scipy.sparse as sp
 
+from benchmarks.gpy_bgplvm_missing import gpy_peer
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import (
-    add_dataclass_arguments, add_planar_constraint_argument, arguments_record, base_parser, config_from_args,
-    planar_identity_at_zero, print_table, write_results,
+    add_dataclass_arguments,
+    add_planar_constraint_argument,
+    arguments_record,
+    base_parser,
+    config_from_args,
+    planar_identity_at_zero,
+    print_table,
+    write_results,
 )
 from experiments.paper_values import GPLVF as PAPER
-from benchmarks.gpy_bgplvm_missing import gpy_peer
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.latents import BASE_COVARIANCE_NAMES
 from gpflow_ext.recipes.gplvf import KERNEL_NAMES, KL_X_CHOICES, GPLVFTraining
 from gpflow_ext.recipes.movielens import (
-    SMALL_ITEMS, SMALL_USERS, ProtocolA, ProtocolB, ProtocolC, flow_name, run_protocol_a, run_protocol_b,
-    run_protocol_c, small_slice,
+    SMALL_ITEMS,
+    SMALL_USERS,
+    ProtocolA,
+    ProtocolB,
+    ProtocolC,
+    flow_name,
+    run_protocol_a,
+    run_protocol_b,
+    run_protocol_c,
+    small_slice,
 )
 from gpflow_ext.training import LEARNING_RATE_DECAYS
+
 
 # ------------------------------------------------------------------------------------ command line -> configs
 def parse_lengths(text: str):

@@ -15,22 +15,21 @@ The result file holds every candidate's per-split P@1/3/5, their mean and sd, th
 (``gpflow_ext.recipes.mlgpf_select.choose``: the highest mean P@1; candidates within ``--margin`` points of it
 are ties, the first of them in the order given is chosen).
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import json
-from typing import Any, Dict
+from typing import Any
 
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import base_parser, print_table
-from gpflow_ext.results import write_results
 from gpflow_ext.recipes.mlgpf import METHODS, RECIPES
 from gpflow_ext.recipes.mlgpf_data import load_training_file
 from gpflow_ext.recipes.mlgpf_select import kfold_splits, parse_candidate, parse_grid, select, validation_splits
+from gpflow_ext.results import write_results
 
 #: ``--smoke``: training rows kept and the settings fixed for every candidate unless given
-SMOKE: Dict[str, int] = dict(max_rows=300, epochs=2, rank=30, batch_size=100)
+SMOKE: dict[str, int] = dict(max_rows=300, epochs=2, rank=30, batch_size=100)
 
 
-def main(argv=None) -> Dict[str, Any]:
+def main(argv=None) -> dict[str, Any]:
     parser = base_parser(__doc__.splitlines()[0], float32=True, logdir=False,
                          smoke=f"the first {SMOKE['max_rows']} training rows, 2 epochs, rank 30")
     parser.add_argument("--dataset", default="bibtex", help="a multi-label dataset under --data-dir (as in mlgpf_xmc)")

@@ -13,23 +13,22 @@ and writes results JSON (P@k, nDCG@k, seconds per epoch, final bound; with ``--s
 ids of every test row, for ``experiments.xmc_paired``); TensorBoard gets the bound per
 step (Figure 1) and P@k per evaluation (``metrics/P@k``).
 """
+from typing import Any
+
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
-from typing import Any, Dict, Optional
-
 from experiments.common import base_parser, print_table, write_results
 from experiments.paper_values import MLGPF as PAPER
 from gpflow_ext.recipes.mlgpf import DATASET_SETTINGS, METHODS, RECIPES, load_xmc, run_mlgpf
 
 #: ``--smoke``: rows kept per split and the settings used unless given on the command line
-SMOKE: Dict[str, int] = dict(max_rows=400, epochs=2, num_latent_gps=4, num_inducing=20, rank=30, batch_size=200,
+SMOKE: dict[str, int] = dict(max_rows=400, epochs=2, num_latent_gps=4, num_inducing=20, rank=30, batch_size=200,
                              num_negative_samples=20)
 #: command-line flags that override fields of the recipe's config
 OVERRIDES = ("epochs", "seed", "float32", "learning_rate", "num_negative_samples", "num_latent_gps", "num_inducing",
              "rank", "batch_size", "eval_every")
 
 
-def paper_row(dataset: str, method: str) -> Dict[str, Optional[float]]:
+def paper_row(dataset: str, method: str) -> dict[str, float | None]:
     """The paper's P@1/3/5 for (dataset, method) from Table 2 (optimised) or Table 4 (fixed)."""
     table = PAPER["table4" if method.startswith(("sf-", "f-")) else "table2"]
     row = table.get(dataset, {}).get(method, {})
@@ -52,7 +51,7 @@ def print_comparison(results) -> str:
                               "paper P@5", "s/epoch", "paper s/epoch"], title="MLGPF: ours vs the paper (Tables 2, 4, 5)")
 
 
-def main(argv=None) -> Dict[str, Any]:
+def main(argv=None) -> dict[str, Any]:
     parser = base_parser(__doc__.splitlines()[0], float32=True, progress=True,
                          smoke=f"the first {SMOKE['max_rows']} rows of each split, small P, M, R (explicit flags win)")
     parser.add_argument("--dataset", default="bibtex",

@@ -15,12 +15,11 @@ same epochs; the minibatch scaled with n, at least 256, unless ``--fraction-batc
 Seconds per epoch: the DNN stage for DNN, the GP stage (frozen network) for DNN+GP, the joint stage
 for SV-DKL; training time: DNN = its stage, DNN+GP = DNN + GP stages, SV-DKL = all three stages.
 """
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
-
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import arguments_record, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402

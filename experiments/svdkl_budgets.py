@@ -10,13 +10,12 @@ on a stratified validation split of the training rows; the test rows are scored 
 files, the paper's MLP 1000-1000-500-50), ``connect4`` (a stratified 80/20 split, the same MLP). Per cell: test
 accuracy and NLP of the three models, each stage's chosen epoch and median seconds per epoch.
 """
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
-
 import dataclasses  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import base_parser, print_table, write_results  # noqa: E402
 from experiments.svdkl_common import parse_seeds  # noqa: E402
 from gpflow_ext.recipes.svdkl import PAPER_SETTINGS, ThreeWayConfig, run_three_way  # noqa: E402

@@ -1,7 +1,7 @@
 """The SV-DKL scripts' shared command line: the schedule's options (-> :class:`gpflow_ext.recipes.svdkl.ThreeWayConfig`
 fields), seeds, result rows. Networks, preprocessing, the runs and Figure 3 are in :mod:`gpflow_ext.recipes.svdkl`."""
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +42,7 @@ def parse_seeds(text: str):
     return seeds
 
 
-def mean_sd(values) -> Dict[str, float]:
+def mean_sd(values) -> dict[str, float]:
     """``{"mean", "sd", "n"}`` of a list of numbers (population sd, 0 for one value)."""
     values = np.asarray(values, dtype=np.float64)
     return {"mean": float(values.mean()), "sd": float(values.std()), "n": int(values.size)}
@@ -55,7 +55,7 @@ def fmt(stat, digits=4):
     return f"{stat['mean']:.{digits}f} ± {stat['sd']:.{digits}f}"
 
 
-def stage_seconds(out: Dict[str, Any]) -> Dict[str, float]:
+def stage_seconds(out: dict[str, Any]) -> dict[str, float]:
     """Total training seconds of each stage that ran (sum of its epochs' step times)."""
     return {stage: float(np.sum(out[f"{stage}_history"].seconds_per_epoch))
             for stage in ("network", "gp", "joint") if f"{stage}_history" in out}
@@ -122,12 +122,12 @@ def add_network_arguments(parser) -> None:
     add_dataclass_arguments(parser, ThreeWayConfig, NETWORK_FLAGS, help=FLAG_HELP, choices=FLAG_CHOICES)
 
 
-def network_options(args) -> Dict[str, Any]:
+def network_options(args) -> dict[str, Any]:
     """``ThreeWayConfig`` fields from the options of :func:`add_network_arguments`."""
     return config_from_args(ThreeWayConfig, args, NETWORK_FLAGS)
 
 
-def stage_options(args, epochs: int) -> Dict[str, Any]:
+def stage_options(args, epochs: int) -> dict[str, Any]:
     """``ThreeWayConfig`` fields from the options of :func:`add_stage_arguments`: E = ``epochs`` for the
     DNN and joint stages and max(1, E // 2) for the GP stage unless ``--*-epochs`` override them."""
     return dict(
@@ -150,8 +150,8 @@ def add_stage_arguments(parser) -> None:
     parser.add_argument("--no-progress", action="store_true")
 
 
-def result_rows(dataset: str, out: Dict[str, Any], paper_acc: Dict[str, float], paper_nlp: Dict[str, float],
-                dnn_name: str = "DNN") -> List[Dict[str, Any]]:
+def result_rows(dataset: str, out: dict[str, Any], paper_acc: dict[str, float], paper_nlp: dict[str, float],
+                dnn_name: str = "DNN") -> list[dict[str, Any]]:
     rows = []
     for key, name in (("dnn", dnn_name), ("dnn_gp", f"{dnn_name}+GP"), ("svdkl", "SV-DKL")):
         rows.append(

@@ -12,10 +12,9 @@ can be on both sides) or ``--grouped`` (no patient in both). Features standardis
 training statistics, 0/1 indicator columns kept at 0/1. Network d-1000-1000-500-50-c as the paper.
 ``--figure-dir``: Figure 3 (the learned deep kernel on test points sorted by class, and A) of fold 1.
 """
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
-
 import numpy as np  # noqa: E402
 
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import arguments_record, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402
@@ -27,8 +26,8 @@ from experiments.svdkl_common import (  # noqa: E402
     stage_options,
     stage_seconds,
 )
-from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
 from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
+from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
 from gpflow_ext.recipes.svdkl_preprocessing import majority_rate, standardise  # noqa: E402
 

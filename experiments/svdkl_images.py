@@ -8,13 +8,12 @@ Standard 60 000 / 10 000 split (``gpflow_ext.recipes.svdkl_data.mnist_split``), 
 ``--epochs E`` sets E network epochs, max(1, E//2) GP epochs and E joint epochs.
 """
 from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
-
 from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import add_size_arguments, add_stage_arguments, result_rows, stage_options  # noqa: E402
+from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
 from gpflow_ext.recipes.svdkl_data import IMAGE_DATASETS, mnist_split  # noqa: E402
-from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_lenet  # noqa: E402
 
 #: ``--smoke``: training / test images kept (random subsets) and the epochs unless ``--epochs`` is given

@@ -9,18 +9,16 @@ starting point, the joint stage runs ``--joint-epochs`` epochs for each joint le
 after every joint epoch. Pick the (learning rate, epochs) with the best validation accuracy
 and pass them to ``svdkl_images.py --joint-lr LR --joint-epochs E``.
 """
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
-
 import json  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import base_parser, write_results  # noqa: E402
 from experiments.svdkl_common import add_network_arguments, add_size_arguments, network_options  # noqa: E402
 from gpflow_ext.recipes.svdkl import SVDKLSchedule, ThreeWayConfig, run_schedule, run_three_way  # noqa: E402
 from gpflow_ext.recipes.svdkl_data import mnist_split, validation_rows  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_lenet  # noqa: E402
-
 
 #: ``--smoke``: training images kept (a random subset) and the validation size unless given
 SMOKE = dict(max_train=400, validation_size=100)

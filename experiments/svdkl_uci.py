@@ -12,18 +12,18 @@ training statistics, all but the 0/1 indicator columns (``--indicators standardi
 The splits: ``gpflow_ext.recipes.svdkl_data.uci_splits``.
 ``--epochs E`` sets E network epochs, max(1, E//2) GP epochs, E joint epochs.
 """
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
-
 import numpy as np  # noqa: E402
 
+from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import add_size_arguments, add_stage_arguments, result_rows, stage_options  # noqa: E402
+from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
 from gpflow_ext.recipes.svdkl_data import UCI_DATASETS, uci_splits  # noqa: E402
-from experiments.svdkl_figures import figure3, image_to_tensorboard  # noqa: E402
 from gpflow_ext.recipes.svdkl_networks import build_mlp  # noqa: E402
 from gpflow_ext.recipes.svdkl_preprocessing import INDICATOR_SCALINGS  # noqa: E402
+
 
 def main(argv=None):
     parser = base_parser(__doc__.splitlines()[0], figure_dir=True,

@@ -10,13 +10,13 @@ Every section is a function ``tour(quick: bool = True, *, logdir, seed, epochs, 
 in ``SECTIONS``; it trains through :func:`gpflow_ext.training.fit`, writes TensorBoard logs under its own
 ``logdir`` (``--logdir``/SECTION), prints its metric and returns its results.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import time
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import REPO, as_builtin, base_parser, print_table, write_results
 
 #: epochs of every section under ``--smoke`` (the tests' tiny run; ``--epochs`` overrides it)
@@ -32,13 +32,13 @@ def _accuracy(labels, probabilities) -> float:
 def svgp_digits(
     quick: bool = True,
     *,
-    logdir: Optional[Path] = None,
+    logdir: Path | None = None,
     seed: int = 0,
-    epochs: Optional[int] = None,
-    num_inducing: Optional[int] = None,
+    epochs: int | None = None,
+    num_inducing: int | None = None,
     batch_size: int = 128,
     progress: bool = True,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Stock ``gpflow.models.SVGP`` (10 latent GPs, RobustMax multiclass likelihood, k-means inducing
     points) trained by ``fit`` on scikit-learn's 8x8 digits (75/25 stratified split).
 
@@ -123,8 +123,8 @@ def svgp_digits(
     return result
 
 
-def mlgpf_multilabel(quick: bool = True, *, logdir: Optional[Path] = None, seed: int = 0,
-                     epochs: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
+def mlgpf_multilabel(quick: bool = True, *, logdir: Path | None = None, seed: int = 0,
+                     epochs: int | None = None, progress: bool = True) -> dict[str, Any]:
     """MLGPF (s-LINEAR, :func:`gpflow_ext.recipes.mlgpf.tour_config`) on a generated sparse multi-label problem
     (:func:`gpflow_ext.recipes.mlgpf.synthetic_multilabel`: 2 000 / 500 bag-of-words rows, K = 50, no download),
     20 negative labels sampled per row (eq. 23); prints and returns the test P@1/3/5 (%)."""
@@ -139,16 +139,16 @@ def mlgpf_multilabel(quick: bool = True, *, logdir: Optional[Path] = None, seed:
     return scores
 
 
-def svdkl_digits(quick: bool = True, *, logdir: Optional[Path] = None, seed: int = 0,
-                 epochs: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
+def svdkl_digits(quick: bool = True, *, logdir: Path | None = None, seed: int = 0,
+                 epochs: int | None = None, progress: bool = True) -> dict[str, Any]:
     """DNN vs DNN+GP vs SV-DKL on scikit-learn's digits (accuracy)."""
     from gpflow_ext.recipes.svdkl import run_digits
 
     return run_digits(quick, logdir=logdir, seed=seed, epochs=epochs, progress=progress)
 
 
-def gplvf_digits(quick: bool = True, *, logdir: Optional[Path] = None, seed: int = 0,
-                 epochs: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
+def gplvf_digits(quick: bool = True, *, logdir: Path | None = None, seed: int = 0,
+                 epochs: int | None = None, progress: bool = True) -> dict[str, Any]:
     """GPLVF on scikit-learn's digits with 40 % of pixels missing: imputation RMSE of the missing pixels for a
     Gaussian and a planar-flow q(X) beside mean imputation, and each model's final training bound
     (``gpflow_ext.recipes.gplvf_images``)."""
@@ -171,7 +171,7 @@ def gplvf_digits(quick: bool = True, *, logdir: Optional[Path] = None, seed: int
 # (name, function) in tour order; each function: tour(quick: bool = True, *, logdir, seed, epochs, progress) -> dict
 
 
-SECTIONS: List[Tuple[str, Callable[..., Dict[str, Any]]]] = [
+SECTIONS: list[tuple[str, Callable[..., dict[str, Any]]]] = [
     ("svgp_digits", svgp_digits),
     ("mlgpf_multilabel", mlgpf_multilabel),
     ("svdkl_digits", svdkl_digits),
@@ -179,7 +179,7 @@ SECTIONS: List[Tuple[str, Callable[..., Dict[str, Any]]]] = [
 ]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
+def main(argv: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     parser = base_parser(__doc__.split("\n\n")[0], data_dir=False, progress=True,
                          smoke=f"every section for {SMOKE_EPOCHS} epoch(s) of its quick setting")
     parser.add_argument("--full", action="store_true", help="longer training (default: quick tour)")
@@ -198,7 +198,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         args.logdir = REPO / "runs" / "tour" / stamp
     epochs = SMOKE_EPOCHS if args.smoke and args.epochs is None else args.epochs
-    results: Dict[str, Dict[str, Any]] = {}
+    results: dict[str, dict[str, Any]] = {}
     for name in wanted:
         print(f"\n=== {name} ===")
         results[name] = as_builtin(

@@ -18,17 +18,16 @@ Bibtex); ``--repeats N`` runs each peer N times (seeds ``seed`` … ``seed + N -
 peer with the median, minimum and maximum of each score. ``--save-rows`` keeps each run's top 5 label ids per
 test row in the results JSON (key ``top``), for paired comparisons (``experiments.xmc_paired``).
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import base_parser, print_table, write_results
 from experiments.paper_values import MLGPF as PAPER
 from gpflow_ext.config import peers_python
@@ -41,13 +40,13 @@ PEER_METHODS = ("napkinxc", "napkinxc-ovr", "omikuji")
 SMOKE_ROWS = 500
 
 
-def scores_from_top(top: np.ndarray, Y_test: sp.csr_matrix, ks=(1, 3, 5)) -> Dict[str, float]:
+def scores_from_top(top: np.ndarray, Y_test: sp.csr_matrix, ks=(1, 3, 5)) -> dict[str, float]:
     top = np.where(top < 0, 0, top)  # padding (fewer than k predictions) can never be a hit twice
     return ranking_metrics(top, Y_test, ks)
 
 
 def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: int = 2, seed: int = 0,
-              repeats: int = 1, save_rows: bool = False) -> List[Dict[str, Any]]:
+              repeats: int = 1, save_rows: bool = False) -> list[dict[str, Any]]:
     """Each peer in ``methods`` trained ``repeats`` times (seeds ``seed + r``) and scored on the test split;
     one row per run (``run``: r), in run order (``top``: the encoded top 5 per test row with ``save_rows``).
     The data are written once."""
@@ -83,7 +82,7 @@ def run_peers(X_train, Y_train, X_test, Y_test, methods=PEER_METHODS, threads: i
     return results
 
 
-def main(argv=None) -> Dict[str, Any]:
+def main(argv=None) -> dict[str, Any]:
     parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False,
                          smoke=f"the first {SMOKE_ROWS} rows of each split")
     parser.add_argument("--dataset", default="bibtex",

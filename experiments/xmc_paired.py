@@ -13,14 +13,13 @@ equal, strictly below), the counts, the peer's median and range, and the mean pa
 percentile bootstrap interval over test rows (``gpflow_ext.recipes.xmc_baselines.paired_comparison``, seeded
 by ``--seed``). An interval that covers zero is no difference.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-
 import json
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import numpy as np
 
+from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import REPO, base_parser, print_table, write_results
 from gpflow_ext.recipes.mlgpf import load_xmc
 from gpflow_ext.recipes.xmc_baselines import decode_rows, paired_comparison, row_hits
@@ -36,10 +35,10 @@ def _relative(path: Path) -> str:
         return path.name
 
 
-def collect_runs(recipe_files: List[Path], peer_files: List[Path]) -> Dict[str, List[Dict[str, Any]]]:
+def collect_runs(recipe_files: list[Path], peer_files: list[Path]) -> dict[str, list[dict[str, Any]]]:
     """``{group name: [{"source", "run", "seed", "top" (int [N, 5]), "stored": {P@k from the file}}]}``: recipe
     files grouped by their ``recipe`` (``"recipe <name>"``), peer runs by ``method``."""
-    groups: Dict[str, List[Dict[str, Any]]] = {}
+    groups: dict[str, list[dict[str, Any]]] = {}
     for path in recipe_files:
         record = json.loads(Path(path).read_text())
         if "top" not in record:
@@ -61,7 +60,7 @@ def collect_runs(recipe_files: List[Path], peer_files: List[Path]) -> Dict[str, 
     return groups
 
 
-def main(argv=None) -> Dict[str, Any]:
+def main(argv=None) -> dict[str, Any]:
     parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False)
     parser.add_argument("--dataset", default="bibtex", help="the dataset the runs were scored on (its test labels)")
     parser.add_argument("--runs", nargs="+", type=Path, required=True,
@@ -83,8 +82,8 @@ def main(argv=None) -> Dict[str, Any]:
     groups = collect_runs(args.runs, args.peers)
     recipes = [name for name in groups if name.startswith("recipe ")]
     peers = [name for name in groups if not name.startswith("recipe ")]
-    methods: Dict[str, Any] = {}
-    hits: Dict[str, Dict[int, List[np.ndarray]]] = {}
+    methods: dict[str, Any] = {}
+    hits: dict[str, dict[int, list[np.ndarray]]] = {}
     for name, runs in groups.items():
         if name in peers and len(runs) < args.min_peer_runs:
             parser.error(f"{name}: {len(runs)} runs, fewer than --min-peer-runs {args.min_peer_runs}")

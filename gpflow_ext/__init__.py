@@ -10,25 +10,27 @@ implementations with GPflow's dispatchers, and each model's training-data rules 
 and ``serving`` (and the small helpers ``metrics``, ``latents``, ``randomness``) load on first use:
 ``gpflow_ext.recipes.mlgpf`` works after a plain ``import gpflow_ext``.
 """
+
 __version__ = "0.3.0"  # the one version source: pyproject.toml reads it
 
 import importlib
-from typing import TYPE_CHECKING, Any, List
+from typing import TYPE_CHECKING, Any
 
-from . import bijectors
-from . import config
-from . import covariances
-from . import posteriors
-from . import inducing_variables
-from . import likelihoods
-from . import models
-from . import utilities
-from . import validation
-from . import variational
-from . import conditionals
-from . import results  # reads the git state the running code comes from, for result files' provenance
-
-from . import kullback_leiblers
+from . import (
+    bijectors,
+    conditionals,
+    config,
+    covariances,
+    inducing_variables,
+    kullback_leiblers,
+    likelihoods,
+    models,
+    posteriors,
+    results,  # reads the git state the running code comes from, for result files' provenance
+    utilities,
+    validation,
+    variational,
+)
 
 if TYPE_CHECKING:  # the modules loaded on first use, for type checkers
     from . import data, latents, metrics, randomness, recipes, serving, training
@@ -66,5 +68,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__() -> List[str]:
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

@@ -10,9 +10,9 @@ The peers the experiments and benchmarks compare against (napkinXC, omikuji, GPy
 own interpreter, named only by ``GPFLOW_EXT_PEERS_PYTHON`` (a Python with
 ``benchmarks/requirements-peers.txt`` installed); :func:`peers_python` finds it.
 """
+
 import os
 from pathlib import Path
-from typing import Optional
 
 DATA_ENV = "GPFLOW_EXT_DATA"
 CACHE_ENV = "GPFLOW_EXT_CACHE"
@@ -24,7 +24,7 @@ PEERS_HINT = (
 )
 
 
-def data_dir() -> Optional[Path]:
+def data_dir() -> Path | None:
     """The folder named by ``$GPFLOW_EXT_DATA``, or None when it is unset."""
     value = os.environ.get(DATA_ENV)
     return Path(value).expanduser().resolve() if value else None
@@ -35,7 +35,7 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "gpflow_ext")).expanduser()
 
 
-def peers_python(required: bool = False) -> Optional[str]:
+def peers_python(required: bool = False) -> str | None:
     """The peers interpreter named by ``$GPFLOW_EXT_PEERS_PYTHON``.
 
     When it is unset or names no file: None, or with ``required`` a ``RuntimeError`` that says how to

@@ -12,7 +12,6 @@ flow g (paper eq. 3-4, A.5):
 An estimator is called as ``estimator(flow, x_mean [B, Q], x_var [B, Q], base_noise [S, B, Q])`` and returns
 ``(x [S, B, Q], kl [B])``: the samples x = g(μ + √s ε) of q(x_n) and the KL estimate on the same draws.
 """
-from typing import Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -53,7 +52,7 @@ def gaussian_kl_to_standard_normal(x_mean, x_var) -> tf.Tensor:
 )
 def flow_kl_to_standard_normal(
     flow, x_mean, x_var, base_noise, base_in_closed_form: bool = True
-) -> Tuple[tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor]:
     """Samples x = g(μ + √s ε) of q(x_n) (eq. 4) and a Monte Carlo estimate of KL(q(x_n) ‖ N(0, I)).
 
     ``base_in_closed_form=False``, the plain estimator:
@@ -71,9 +70,7 @@ def flow_kl_to_standard_normal(
     if base_in_closed_form:
         correction = 0.5 * tf.reduce_sum(tf.square(x) - tf.square(x0), axis=-1) - log_det  # [S, N]
         return x, gaussian_kl_to_standard_normal(x_mean, x_var) + tf.reduce_mean(correction, axis=0)
-    log_q0 = -0.5 * tf.reduce_sum(
-        LOG_2PI + tf.math.log(x_var) + tf.square(base_noise), axis=-1
-    )  # [S, N]
+    log_q0 = -0.5 * tf.reduce_sum(LOG_2PI + tf.math.log(x_var) + tf.square(base_noise), axis=-1)  # [S, N]
     log_q = log_q0 - log_det  # [S, N]
     log_prior = -0.5 * tf.reduce_sum(LOG_2PI + tf.square(x), axis=-1)  # [S, N]
     return x, tf.reduce_mean(log_q - log_prior, axis=0)  # [S, N, Q], [N]
@@ -84,7 +81,7 @@ class LatentKL:
 
     name = ""
 
-    def check_flow(self, flow: Optional[tfp.bijectors.Bijector]) -> None:
+    def check_flow(self, flow: tfp.bijectors.Bijector | None) -> None:
         """Raise ValueError when this estimator cannot serve ``flow`` (called once, at model construction)."""
 
     @check_shapes(
@@ -94,7 +91,7 @@ class LatentKL:
         "return[0]: [S, B, Q]",
         "return[1]: [B]",
     )
-    def __call__(self, flow, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+    def __call__(self, flow, x_mean, x_var, base_noise) -> tuple[tf.Tensor, tf.Tensor]:
         """The samples x [S, B, Q] pushed through ``flow`` and each row's KL [B]."""
         raise NotImplementedError
 
@@ -115,7 +112,7 @@ class AnalyticGaussianKL(LatentKL):
             )
 
     @inherit_check_shapes
-    def __call__(self, flow, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+    def __call__(self, flow, x_mean, x_var, base_noise) -> tuple[tf.Tensor, tf.Tensor]:
         x = x_mean + tf.sqrt(x_var) * base_noise  # [S, B, Q]
         return x, gaussian_kl_to_standard_normal(x_mean, x_var)  # [B]
 
@@ -132,19 +129,19 @@ class MonteCarloFlowKL(LatentKL):
         return "monte_carlo" if self.base_in_closed_form else "monte_carlo_plain"
 
     @inherit_check_shapes
-    def __call__(self, flow, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+    def __call__(self, flow, x_mean, x_var, base_noise) -> tuple[tf.Tensor, tf.Tensor]:
         return flow_kl_to_standard_normal(flow, x_mean, x_var, base_noise, base_in_closed_form=self.base_in_closed_form)
 
     def __repr__(self) -> str:
         return f"MonteCarloFlowKL(base_in_closed_form={self.base_in_closed_form})"
 
 
-def latent_kl_for(flow: Optional[tfp.bijectors.Bijector]) -> LatentKL:
+def latent_kl_for(flow: tfp.bijectors.Bijector | None) -> LatentKL:
     """The default estimator: closed form without a flow, :class:`MonteCarloFlowKL` with one."""
     return AnalyticGaussianKL() if flow is None else MonteCarloFlowKL()
 
 
-def as_latent_kl(value: Optional[LatentKL], flow: Optional[tfp.bijectors.Bijector]) -> LatentKL:
+def as_latent_kl(value: LatentKL | None, flow: tfp.bijectors.Bijector | None) -> LatentKL:
     """``value`` as a :class:`LatentKL` for ``flow`` (checked): ``None`` is :func:`latent_kl_for`."""
     if value is None:
         return latent_kl_for(flow)

@@ -13,16 +13,14 @@ GPLVF's q(x_n) is a base Gaussian pushed through a flow shared by all rows; this
 
 Both latents map a batch ``(values [B, D], mask [B, D], row_index [B])`` to ``(μ [B, Q], s [B, Q])``.
 """
-from typing import Optional, Tuple
 
 import numpy as np
 import scipy.sparse
 import tensorflow as tf
-
+from check_shapes import check_shapes
 from gpflow.base import Parameter
 from gpflow.config import default_float
 from gpflow.keras import tf_keras
-from check_shapes import check_shapes
 from gpflow.utilities import positive
 
 from .randomness import noise_seed_and_rows, row_normal
@@ -97,15 +95,13 @@ class Isotropic(BaseCovariance):
 BASE_COVARIANCE_NAMES = {"diagonal": Diagonal, "isotropic": Isotropic}
 
 
-def as_base_covariance(value: Optional[BaseCovariance]) -> BaseCovariance:
+def as_base_covariance(value: BaseCovariance | None) -> BaseCovariance:
     """``value`` as a :class:`BaseCovariance` (checked); ``None`` is :class:`Diagonal`."""
     if value is None:
         return Diagonal()
     if isinstance(value, BaseCovariance):
         return value
-    raise TypeError(
-        f"base_covariance must be a gpflow_ext.latents.Diagonal() or Isotropic() (or None), got {value!r}"
-    )
+    raise TypeError(f"base_covariance must be a gpflow_ext.latents.Diagonal() or Isotropic() (or None), got {value!r}")
 
 
 @check_shapes("return: [S, B, Q]")
@@ -115,9 +111,7 @@ def draw_base_noise(generator: tf.random.Generator, num_samples: int, num_rows, 
     return generator.normal([num_samples, num_rows, latent_dim], dtype=default_float())  # [S, B, Q]
 
 
-def draw_row_keyed_base_noise(
-    generator: tf.random.Generator, num_samples: int, num_rows, latent_dim: int
-) -> tf.Tensor:
+def draw_row_keyed_base_noise(generator: tf.random.Generator, num_samples: int, num_rows, latent_dim: int) -> tf.Tensor:
     """The base draws ε [S, B, Q] of one minibatch of the training bound, each row's a function of (fit seed,
     global step, row index) under ``fit`` (:mod:`gpflow_ext.randomness`), so they do not depend on how rows are
     split over minibatches, replicas or workers; outside ``fit`` from a fresh seed of ``generator``."""
@@ -130,7 +124,7 @@ class PerRowLatents(tf.Module):
     """Free base Gaussians N(μ_n, s_n) of the N training rows: ``X_mean`` [N, Q] and ``X_var`` [N, Q] (diagonal)
     or [N, 1] (isotropic), gathered by the batch's row index."""
 
-    def __init__(self, X_mean, X_var, base_covariance: Optional[BaseCovariance] = None):
+    def __init__(self, X_mean, X_var, base_covariance: BaseCovariance | None = None):
         super().__init__(name="per_row_latents")
         self.base_covariance = base_covariance if base_covariance is not None else Diagonal()
         X_mean, X_var = check_latents(X_mean, X_var, np.shape(X_mean)[-1])
@@ -149,12 +143,12 @@ class PerRowLatents(tf.Module):
         "return[0]: [B, Q]",
         "return[1]: [B, Q]",
     )
-    def __call__(self, values, mask, row_index) -> Tuple[tf.Tensor, tf.Tensor]:
+    def __call__(self, values, mask, row_index) -> tuple[tf.Tensor, tf.Tensor]:
         row_index = tf.cast(row_index, tf.int64)
         x_mean = tf.gather(self.X_mean, row_index)  # [B, Q]
         return x_mean, tf.broadcast_to(tf.gather(self.X_var, row_index), tf.shape(x_mean))  # [B, Q] each
 
-    def training_latents(self, values, observed) -> Tuple[np.ndarray, np.ndarray]:
+    def training_latents(self, values, observed) -> tuple[np.ndarray, np.ndarray]:
         x_mean = self.X_mean.numpy()
         return x_mean, np.broadcast_to(self.X_var.numpy(), x_mean.shape).copy()
 
@@ -163,8 +157,9 @@ class EncoderLatents(tf.Module):
     """Amortised base Gaussians: a tf_keras ``network`` maps the masked row [y ⊙ m, m] ∈ R^{2D} to
     (μ_n, log s_n) ∈ R^{2Q} (log s_n clipped to [-20, 5]; averaged over Q for an isotropic base)."""
 
-    def __init__(self, network: tf_keras.Model, output_dim: int, latent_dim: int,
-                 base_covariance: Optional[BaseCovariance] = None):
+    def __init__(
+        self, network: tf_keras.Model, output_dim: int, latent_dim: int, base_covariance: BaseCovariance | None = None
+    ):
         super().__init__(name="encoder_latents")
         if not isinstance(network, tf_keras.Model):
             raise TypeError(f"encoder must be a tf_keras.Model mapping [B, 2D] -> [B, 2Q], got {type(network)}")
@@ -184,15 +179,15 @@ class EncoderLatents(tf.Module):
         "return[0]: [B, Q]",
         "return[1]: [B, Q]",
     )
-    def __call__(self, values, mask, row_index=None) -> Tuple[tf.Tensor, tf.Tensor]:
+    def __call__(self, values, mask, row_index=None) -> tuple[tf.Tensor, tf.Tensor]:
         mask = tf.cast(mask, default_float())
         out = self.network(tf.concat([values * mask, mask], axis=-1))  # [B, 2Q]
         x_mean = out[:, : self.latent_dim]  # [B, Q]
-        log_var = tf.clip_by_value(out[:, self.latent_dim:], -20.0, 5.0)  # [B, Q]
+        log_var = tf.clip_by_value(out[:, self.latent_dim :], -20.0, 5.0)  # [B, Q]
         log_var = self.base_covariance.reduce_log_variances(log_var)  # [B, Q] or [B, 1]
         return x_mean, tf.broadcast_to(tf.exp(log_var), tf.shape(x_mean))  # [B, Q] each
 
-    def training_latents(self, values, observed) -> Tuple[np.ndarray, np.ndarray]:
+    def training_latents(self, values, observed) -> tuple[np.ndarray, np.ndarray]:
         x_mean, x_var = self(tf.constant(values, dtype=default_float()), tf.constant(observed, dtype=default_float()))
         return x_mean.numpy(), x_var.numpy()
 

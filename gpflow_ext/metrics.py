@@ -13,7 +13,9 @@ Repository (and napkinXC's ``precision_at_k`` / ``ndcg_at_k``)::
 where pi_i ranks the labels of point i by decreasing score. A point with no true label
 contributes 0 to both means (it still counts in N).
 """
-from typing import Dict, Optional, Sequence, TypeAlias
+
+from collections.abc import Sequence
+from typing import TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,8 +23,17 @@ from check_shapes import check_shapes
 
 from .validation import check_positive_int
 
-__all__ = ["top_k", "precision_at_k", "ndcg_at_k", "ranking_metrics", "accuracy", "mean_negative_log_predictive",
-           "gaussian_negative_log_predictive", "rmse", "classification_metrics"]
+__all__ = [
+    "top_k",
+    "precision_at_k",
+    "ndcg_at_k",
+    "ranking_metrics",
+    "accuracy",
+    "mean_negative_log_predictive",
+    "gaussian_negative_log_predictive",
+    "rmse",
+    "classification_metrics",
+]
 
 ArrayLike: TypeAlias = np.ndarray | sp.spmatrix
 _CHUNK_ELEMENTS = 1 << 24  # scores per chunk in top_k (128 MiB of float64)
@@ -42,7 +53,7 @@ def _finite_dense(array, name: str) -> np.ndarray:
     return array
 
 
-def top_k(scores: np.ndarray, k: int, chunk_size: Optional[int] = None) -> np.ndarray:
+def top_k(scores: np.ndarray, k: int, chunk_size: int | None = None) -> np.ndarray:
     """Indices [N, k] of the k largest scores of each row of ``scores`` [N, K], best first.
 
     Uses ``np.argpartition`` on row chunks (``chunk_size`` rows at a time, by default about
@@ -96,12 +107,14 @@ def _as_label_matrix(y_true, name: str = "y_true") -> sp.csr_matrix:
     return matrix
 
 
-def _ranked_labels(y_true: sp.csr_matrix, y_pred, k: int, y_pred_is_indices: Optional[bool]) -> np.ndarray:
+def _ranked_labels(y_true: sp.csr_matrix, y_pred, k: int, y_pred_is_indices: bool | None) -> np.ndarray:
     """Top-k label indices [N, k] from either dense scores [N, K] or precomputed indices [N, k']."""
     y_pred = _finite_dense(y_pred, "y_pred")
     num_data, num_labels = y_true.shape
     if y_pred.ndim != 2 or y_pred.shape[0] != num_data:
-        raise ValueError(f"y_pred must be 2-D with N={num_data} rows (like y_true {y_true.shape}), got shape {y_pred.shape}")
+        raise ValueError(
+            f"y_pred must be 2-D with N={num_data} rows (like y_true {y_true.shape}), got shape {y_pred.shape}"
+        )
     if y_pred_is_indices is None:
         y_pred_is_indices = np.issubdtype(y_pred.dtype, np.integer)
     if y_pred_is_indices:
@@ -111,12 +124,16 @@ def _ranked_labels(y_true: sp.csr_matrix, y_pred, k: int, y_pred_is_indices: Opt
             raise ValueError(f"y_pred holds the top {y_pred.shape[1]} labels per row, fewer than k={k}")
         indices = y_pred[:, :k].astype(np.int64)
         if indices.size and (indices.min() < 0 or indices.max() >= num_labels):
-            raise ValueError(f"label index {indices.max() if indices.max() >= num_labels else indices.min()} in y_pred "
-                             f"is out of range for K={num_labels} labels")
+            raise ValueError(
+                f"label index {indices.max() if indices.max() >= num_labels else indices.min()} in y_pred "
+                f"is out of range for K={num_labels} labels"
+            )
         return indices
     if y_pred.shape[1] != num_labels:
-        raise ValueError(f"scores y_pred must have shape [N, K] = {y_true.shape}, got {y_pred.shape} "
-                         "(pass integer top-k indices for large K)")
+        raise ValueError(
+            f"scores y_pred must have shape [N, K] = {y_true.shape}, got {y_pred.shape} "
+            "(pass integer top-k indices for large K)"
+        )
     return top_k(y_pred, k)
 
 
@@ -132,7 +149,7 @@ def _hits(y_true: sp.csr_matrix, ranked: np.ndarray) -> np.ndarray:
     return true_keys[positions] == query_keys
 
 
-def _checked_hits(y_true: ArrayLike, y_pred: np.ndarray, k: int, y_pred_is_indices: Optional[bool]):
+def _checked_hits(y_true: ArrayLike, y_pred: np.ndarray, k: int, y_pred_is_indices: bool | None):
     """(k, y_true as CSR, hits [N, k]) after checking k against K and that there are points."""
     k = _check_k(k)
     y_true = _as_label_matrix(y_true)
@@ -143,7 +160,7 @@ def _checked_hits(y_true: ArrayLike, y_pred: np.ndarray, k: int, y_pred_is_indic
     return k, y_true, _hits(y_true, _ranked_labels(y_true, y_pred, k, y_pred_is_indices))
 
 
-def precision_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indices: Optional[bool] = None) -> float:
+def precision_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indices: bool | None = None) -> float:
     """Mean precision@k over the N points.
 
     :param y_true: true labels [N, K], scipy.sparse (any format) or a dense 0/1 array; non-zero = relevant
@@ -156,7 +173,7 @@ def precision_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_
     return float(hits.sum(axis=1).mean() / k)
 
 
-def ndcg_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indices: Optional[bool] = None) -> float:
+def ndcg_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indices: bool | None = None) -> float:
     """Mean nDCG@k over the N points (binary relevance; points without labels contribute 0). Arguments as
     :func:`precision_at_k`."""
     k, y_true, hits = _checked_hits(y_true, y_pred, k, y_pred_is_indices)  # hits [N, k]
@@ -172,7 +189,7 @@ def ndcg_at_k(y_true: ArrayLike, y_pred: np.ndarray, k: int = 1, y_pred_is_indic
     "top: [N, k]",
     "y_true: [N, K]",
 )
-def ranking_metrics(top: np.ndarray, y_true: ArrayLike, ks: Sequence[int] = (1, 3, 5)) -> Dict[str, float]:
+def ranking_metrics(top: np.ndarray, y_true: ArrayLike, ks: Sequence[int] = (1, 3, 5)) -> dict[str, float]:
     """``{"P@k": ..., "nDCG@k": ...}`` in % (as the XMC papers report) for every k in ``ks``, from the top label
     ids ``top`` [N, >= max(ks)] (best first) and the true 0/1 labels ``y_true`` [N, K]."""
     top = np.asarray(top, dtype=np.int64)
@@ -183,7 +200,7 @@ def ranking_metrics(top: np.ndarray, y_true: ArrayLike, ks: Sequence[int] = (1, 
     return out
 
 
-def _class_targets(y_true, num_data: Optional[int] = None, num_classes: Optional[int] = None) -> np.ndarray:
+def _class_targets(y_true, num_data: int | None = None, num_classes: int | None = None) -> np.ndarray:
     y_true = _finite_dense(y_true, "y_true")
     if y_true.ndim != 1:
         raise ValueError(f"y_true must be a 1-D array of class indices, got shape {y_true.shape}")
@@ -196,8 +213,10 @@ def _class_targets(y_true, num_data: Optional[int] = None, num_classes: Optional
             raise ValueError("y_true must hold integer class indices")
         y_true = y_true.astype(np.int64)
     if y_true.min() < 0 or (num_classes is not None and y_true.max() >= num_classes):
-        raise ValueError(f"class index {y_true.max() if y_true.min() >= 0 else y_true.min()} in y_true out of range "
-                         f"[0, {num_classes})")
+        raise ValueError(
+            f"class index {y_true.max() if y_true.min() >= 0 else y_true.min()} in y_true out of range "
+            f"[0, {num_classes})"
+        )
     return y_true
 
 
@@ -220,7 +239,9 @@ def mean_negative_log_predictive(y_true: np.ndarray, probabilities: np.ndarray, 
     :param probabilities: predictive class probabilities [N, C] (rows sum to 1), or log-probabilities if ``log``.
         A zero probability on a true class gives ``inf``.
     """
-    probabilities = _finite_dense(probabilities, "probabilities") if log else np.asarray(probabilities, dtype=np.float64)
+    probabilities = (
+        _finite_dense(probabilities, "probabilities") if log else np.asarray(probabilities, dtype=np.float64)
+    )
     if probabilities.ndim != 2:
         raise ValueError(f"probabilities must have shape [N, C], got {probabilities.shape}")
     if not log:
@@ -243,7 +264,9 @@ def gaussian_negative_log_predictive(y_true: np.ndarray, mean: np.ndarray, varia
     mean = _finite_dense(mean, "mean").astype(np.float64)
     variance = _finite_dense(variance, "variance").astype(np.float64)
     if not (y_true.shape == mean.shape == variance.shape):
-        raise ValueError(f"y_true, mean and variance must have the same shape, got {y_true.shape}, {mean.shape}, {variance.shape}")
+        raise ValueError(
+            f"y_true, mean and variance must have the same shape, got {y_true.shape}, {mean.shape}, {variance.shape}"
+        )
     if y_true.size == 0:
         raise ValueError("y_true is empty")
     if variance.min() <= 0:

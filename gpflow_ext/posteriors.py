@@ -4,6 +4,7 @@
 ``(Kernel, SubspaceInducingPoints)``, so stock ``gpflow.models.SVGP`` and ``gpflow.conditionals.conditional``
 accept dense, ``tf.SparseTensor`` and (for prediction) ``scipy.sparse`` inputs on subspace inducing inputs.
 """
+
 from typing import Any
 
 import gpflow

@@ -15,9 +15,10 @@ j = 0, 1, ..., i.e. ``tf.raw_ops.StatelessRandomUniformV2(shape, key=K(s), count
 check this bit for bit), evaluated for all rows of a batch at once (a stateless op per row would need a
 sequential loop over the rows).
 """
+
 import contextlib
 import contextvars
-from typing import Iterator, Optional, Tuple
+from collections.abc import Iterator
 
 import tensorflow as tf
 
@@ -43,7 +44,7 @@ def minibatch_noise(seed: tf.Tensor, rows: tf.Tensor) -> Iterator[None]:
         _MINIBATCH.reset(token)
 
 
-def noise_seed_and_rows(generator: tf.random.Generator, num_rows: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+def noise_seed_and_rows(generator: tf.random.Generator, num_rows: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
     """The seed [2] int64 and the row indices [B] int64 for this minibatch's per-row draws: those of the
     enclosing :func:`minibatch_noise` block, else a fresh seed from ``generator`` and rows 0..B-1."""
     announced = _MINIBATCH.get()
@@ -59,7 +60,7 @@ def philox_key(seed: tf.Tensor) -> tf.Tensor:
     return tf.cast(words, tf.uint64)  # [2]
 
 
-def _philox(key: tf.Tensor, counter: Tuple[tf.Tensor, ...]) -> Tuple[tf.Tensor, ...]:
+def _philox(key: tf.Tensor, counter: tuple[tf.Tensor, ...]) -> tuple[tf.Tensor, ...]:
     """Philox-4x32-10 of 32-bit words held in uint64 tensors (any common shape): four output words."""
     c0, c1, c2, c3 = counter
     k0, k1 = key[0], key[1]
@@ -96,8 +97,12 @@ def _row_mantissas(seed: tf.Tensor, rows: tf.Tensor, num: int) -> tf.Tensor:
     )  # each [B, J]
     x0, x1, x2, x3 = _philox(philox_key(seed), counter)
     high20 = tf.constant(0xFFFFF, tf.uint64)
-    first = tf.bitwise.bitwise_or(tf.bitwise.left_shift(tf.bitwise.bitwise_and(x0, high20), tf.constant(32, tf.uint64)), x1)
-    second = tf.bitwise.bitwise_or(tf.bitwise.left_shift(tf.bitwise.bitwise_and(x2, high20), tf.constant(32, tf.uint64)), x3)
+    first = tf.bitwise.bitwise_or(
+        tf.bitwise.left_shift(tf.bitwise.bitwise_and(x0, high20), tf.constant(32, tf.uint64)), x1
+    )
+    second = tf.bitwise.bitwise_or(
+        tf.bitwise.left_shift(tf.bitwise.bitwise_and(x2, high20), tf.constant(32, tf.uint64)), x3
+    )
     both = tf.reshape(tf.stack([first, second], axis=-1), [tf.shape(rows)[0], 2 * num_blocks])  # [B, 2J]
     return both[:, :num]  # [B, num]
 
@@ -110,7 +115,9 @@ def _unit_interval(mantissa: tf.Tensor, dtype: tf.DType, offset: float) -> tf.Te
     in ``dtype`` only."""
     dtype = tf.as_dtype(dtype)
     if dtype not in _MANTISSA_BITS:
-        raise ValueError(f"dtype must be a floating type ({', '.join(d.name for d in _MANTISSA_BITS)}), got {dtype.name}")
+        raise ValueError(
+            f"dtype must be a floating type ({', '.join(d.name for d in _MANTISSA_BITS)}), got {dtype.name}"
+        )
     bits = _MANTISSA_BITS[dtype]
     top = tf.bitwise.right_shift(mantissa, tf.constant(52 - bits, tf.uint64))  # [B, num] < 2^bits
     return (tf.cast(top, dtype) + tf.constant(offset, dtype)) * tf.constant(2.0**-bits, dtype)

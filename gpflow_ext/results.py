@@ -9,6 +9,7 @@ TensorFlow / GPflow / NumPy versions, the seeds and the wall time. Paths are wri
 >>> from gpflow_ext.results import write_results
 >>> write_results({"P@1": 64.3}, "results/bibtex.json", seeds=[0])  # doctest: +SKIP
 """
+
 import datetime
 import json
 import os
@@ -16,9 +17,10 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
+from typing import Any
 
 from . import config
 
@@ -26,14 +28,23 @@ __all__ = ["PROVENANCE_KEYS", "provenance", "write_results", "portable", "read_r
 
 #: The keys every ``provenance`` record holds.
 PROVENANCE_KEYS = (
-    "package_version", "git_commit", "git_dirty", "command", "utc_time", "cpu_model", "cpu_cores", "threads",
-    "versions", "seeds", "wall_seconds",
+    "package_version",
+    "git_commit",
+    "git_dirty",
+    "command",
+    "utc_time",
+    "cpu_model",
+    "cpu_cores",
+    "threads",
+    "versions",
+    "seeds",
+    "wall_seconds",
 )
 
 _IMPORTED_AT = time.time()
 
 
-def _git(repo: Path, *args: str) -> Optional[str]:
+def _git(repo: Path, *args: str) -> str | None:
     try:
         done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
@@ -41,7 +52,7 @@ def _git(repo: Path, *args: str) -> Optional[str]:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def _repository() -> Optional[Path]:
+def _repository() -> Path | None:
     """The git work tree the running command belongs to (the current folder's), if any."""
     top = _git(Path.cwd(), "rev-parse", "--show-toplevel")
     return Path(top) if top else None
@@ -61,20 +72,21 @@ def _process_started() -> float:
     """The running process's start as a Unix time (Linux ``/proc``; elsewhere when this module was imported)."""
     try:
         ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
-                    if line.startswith("btime"))
+        boot = next(
+            float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime")
+        )
         return boot + ticks / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, StopIteration, IndexError):
         return _IMPORTED_AT
 
 
-def _threads() -> Dict[str, Any]:
-    usable: Optional[int]
+def _threads() -> dict[str, Any]:
+    usable: int | None
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count()
-    out: Dict[str, Any] = {"usable_cores": usable}
+    out: dict[str, Any] = {"usable_cores": usable}
     for name in ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
         if os.environ.get(name):
             out[name] = os.environ[name]
@@ -85,8 +97,8 @@ def _threads() -> Dict[str, Any]:
     return out
 
 
-def _versions() -> Dict[str, Optional[str]]:
-    versions: Dict[str, Optional[str]] = {"python": platform.python_version()}
+def _versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"python": platform.python_version()}
     for name in ("tensorflow", "tensorflow-probability", "gpflow", "numpy", "scipy", "scikit-learn"):
         try:
             versions[name] = metadata.version(name)
@@ -135,7 +147,7 @@ def portable(value: Any) -> Any:
     return value
 
 
-def _git_state() -> Tuple[Optional[str], Optional[bool]]:
+def _git_state() -> tuple[str | None, bool | None]:
     """The work tree's commit and whether tracked files differ from it."""
     repo = _repository()
     commit = _git(repo, "rev-parse", "HEAD") if repo else None
@@ -148,7 +160,7 @@ def _git_state() -> Tuple[Optional[str], Optional[bool]]:
 _GIT_AT_IMPORT = _git_state()
 
 
-def provenance(*, seeds: Optional[Iterable[int]] = None, started: Optional[float] = None) -> Dict[str, Any]:
+def provenance(*, seeds: Iterable[int] | None = None, started: float | None = None) -> dict[str, Any]:
     """What made a result: see the module docstring. ``started`` (a ``time.time()``) defaults to the process's
     start, so ``wall_seconds`` covers the whole command. The git commit and dirty flag are those of the work tree
     when this module was imported."""
@@ -177,9 +189,14 @@ def _builtin(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} to a results JSON")
 
 
-def write_results(results: Mapping[str, Any], path: Union[str, Path, None], *,
-                  seeds: Optional[Iterable[int]] = None, started: Optional[float] = None,
-                  jsonl: bool = False) -> Optional[Path]:
+def write_results(
+    results: Mapping[str, Any],
+    path: str | Path | None,
+    *,
+    seeds: Iterable[int] | None = None,
+    started: float | None = None,
+    jsonl: bool = False,
+) -> Path | None:
     """Write ``results`` with its ``provenance`` (see :func:`provenance`) as JSON to ``path`` and say where.
 
     ``path=None`` writes nothing (the scripts' ``--output`` is optional). ``jsonl=True`` appends one line (a
@@ -204,7 +221,7 @@ def write_results(results: Mapping[str, Any], path: Union[str, Path, None], *,
     return path
 
 
-def read_results(path: Union[str, Path]) -> Any:
+def read_results(path: str | Path) -> Any:
     """A results file: the JSON object, or the list of records of a ``.jsonl`` file."""
     path = Path(path)
     text = path.read_text(encoding="utf-8")

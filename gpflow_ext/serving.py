@@ -26,9 +26,11 @@ Functions each model exports (``serving_functions(model)`` lists them), D the in
 
 The module holds the model's variables, not the model: loading needs neither GPflow nor this package.
 """
+
 import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Dict, Union
+from typing import Any
 
 import gpflow
 import tensorflow as tf
@@ -57,7 +59,7 @@ def model_float_type(model: tf.Module) -> tf.DType:
 
 
 @functools.singledispatch
-def serving_functions(model: Any, **options: Any) -> Dict[str, Any]:
+def serving_functions(model: Any, **options: Any) -> dict[str, Any]:
     """``{name: tf.function with an input_signature}`` for ``model`` (see the module docstring).
 
     :raises TypeError: for a model this package does not know how to serve.
@@ -69,7 +71,7 @@ def serving_functions(model: Any, **options: Any) -> Dict[str, Any]:
     )
 
 
-def _no_options(model: Any, options: Dict[str, Any]) -> None:
+def _no_options(model: Any, options: dict[str, Any]) -> None:
     if options:
         raise TypeError(f"{type(model).__name__} exports take no options, got {sorted(options)}")
 
@@ -79,7 +81,7 @@ def _dense(dim: int, dtype: tf.DType, name: str = "Xnew") -> tf.TensorSpec:
 
 
 @serving_functions.register(PreconditionedSVGP)
-def _psvgp_functions(model: PreconditionedSVGP, **options: Any) -> Dict[str, Callable]:
+def _psvgp_functions(model: PreconditionedSVGP, **options: Any) -> dict[str, Callable]:
     _no_options(model, options)
     dtype, dim = model_float_type(model), inducing_input_dim(model.inducing_variable)
     if dim is None:
@@ -95,7 +97,7 @@ def _psvgp_functions(model: PreconditionedSVGP, **options: Any) -> Dict[str, Cal
 
 
 @serving_functions.register(MLGPF)
-def _mlgpf_functions(model: MLGPF, **options: Any) -> Dict[str, Callable]:
+def _mlgpf_functions(model: MLGPF, **options: Any) -> dict[str, Callable]:
     _no_options(model, options)
     if model.input_dim is None:
         raise ValueError("serving an MLGPF needs its input dimension D, read from its inducing variable: got None")
@@ -111,7 +113,7 @@ def _mlgpf_functions(model: MLGPF, **options: Any) -> Dict[str, Callable]:
 
 
 @serving_functions.register(SVDKL)
-def _svdkl_functions(model: SVDKL, *, num_samples: int = 16, seed: int = 0, **options: Any) -> Dict[str, Callable]:
+def _svdkl_functions(model: SVDKL, *, num_samples: int = 16, seed: int = 0, **options: Any) -> dict[str, Callable]:
     _no_options(model, options)
     num_samples = check_positive_int(num_samples, "num_samples")
     seed_tensor = _stateless_seed(seed)
@@ -127,7 +129,7 @@ def _svdkl_functions(model: SVDKL, *, num_samples: int = 16, seed: int = 0, **op
 
 
 @serving_functions.register(GPLVF)
-def _gplvf_functions(model: GPLVF, **options: Any) -> Dict[str, Callable]:
+def _gplvf_functions(model: GPLVF, **options: Any) -> dict[str, Callable]:
     _no_options(model, options)
     dtype, Q, D = model_float_type(model), model.latent_dim, model.output_dim
     out = {
@@ -136,7 +138,9 @@ def _gplvf_functions(model: GPLVF, **options: Any) -> Dict[str, Callable]:
         "predict_y_marginal": tf.function(
             lambda x_mean, x_var, base_noise: model.predict_y_marginal_given_base_noise(x_mean, x_var, base_noise),
             input_signature=[
-                _dense(Q, dtype, "x_mean"), _dense(Q, dtype, "x_var"), tf.TensorSpec([None, None, Q], dtype, "base_noise")
+                _dense(Q, dtype, "x_mean"),
+                _dense(Q, dtype, "x_var"),
+                tf.TensorSpec([None, None, Q], dtype, "base_noise"),
             ],
         ),
     }
@@ -163,7 +167,7 @@ def serving_module(model: tf.Module, **options: Any) -> tf.Module:
     return module
 
 
-def export(model: tf.Module, path: Union[str, Path], **options: Any) -> Path:
+def export(model: tf.Module, path: str | Path, **options: Any) -> Path:
     """Write :func:`serving_module` of ``model`` as a SavedModel at ``path`` and return the path.
 
     Load it anywhere TensorFlow runs (``tf.saved_model.load(path)``) and call ``loaded.predict_f(X)``

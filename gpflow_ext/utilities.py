@@ -7,7 +7,8 @@
 
 It imports only NumPy, SciPy, TensorFlow, GPflow and ``check_shapes``: every other module may use it.
 """
-from typing import Any, List, Optional, Union
+
+from typing import Any, TypeAlias
 
 import gpflow
 import numpy as np
@@ -18,7 +19,7 @@ from check_shapes import register_get_shape
 __all__ = ["InputTensor", "to_input_tensor", "dense_kron"]
 
 #: What :func:`to_input_tensor` returns: a dense tensor or a ``tf.SparseTensor``.
-InputTensor = Union[tf.Tensor, tf.SparseTensor]
+InputTensor: TypeAlias = tf.Tensor | tf.SparseTensor
 
 
 @register_get_shape(tf.SparseTensor)
@@ -30,9 +31,7 @@ def _get_sparse_tensor_shape(shaped: tf.SparseTensor, context: Any) -> Any:
     return tuple(shape)
 
 
-_SCIPY_SPARSE_TYPES = (scipy.sparse.spmatrix,) + (
-    (scipy.sparse.sparray,) if hasattr(scipy.sparse, "sparray") else ()
-)
+_SCIPY_SPARSE_TYPES = (scipy.sparse.spmatrix,) + ((scipy.sparse.sparray,) if hasattr(scipy.sparse, "sparray") else ())
 
 
 def _get_scipy_sparse_shape(shaped: Any, context: Any) -> Any:
@@ -44,7 +43,7 @@ for _sparse_type in _SCIPY_SPARSE_TYPES:
     register_get_shape(_sparse_type)(_get_scipy_sparse_shape)
 
 
-def to_input_tensor(X: Any, dtype: Optional[tf.DType] = None) -> InputTensor:
+def to_input_tensor(X: Any, dtype: tf.DType | None = None) -> InputTensor:
     """Dense array -> ``tf.Tensor``; ``scipy.sparse`` -> ``tf.SparseTensor`` (canonical order).
 
     :param X: an array-like, a ``scipy.sparse`` matrix or a ``tf.SparseTensor``.
@@ -68,7 +67,7 @@ def _batch_kron(A: tf.Tensor, B: tf.Tensor) -> tf.Tensor:
     return tf.reshape(out, [J, a * b, a * b])
 
 
-def dense_kron(factors: List[tf.Tensor]) -> tf.Tensor:
+def dense_kron(factors: list[tf.Tensor]) -> tf.Tensor:
     """⊗ of batched factors ``[J, m_d, m_d]`` as a dense ``[J, m, m]`` matrix, m = ∏_d m_d (for checks).
 
     :param factors: one ``[J, m_d, m_d]`` tensor per dimension, dimension 0 slowest.

@@ -14,7 +14,6 @@ import pytest
 
 from gpflow_ext import config
 
-
 DATA_SKIP = "dataset missing: "
 PEERS_SKIP = "peers missing: "
 DATA_HINT = "set GPFLOW_EXT_DATA to a folder laid out like shared/data (docs/data.md)"
@@ -95,7 +94,8 @@ def dataset_path(data_dir):
 @pytest.fixture(scope="session")
 def peers_python() -> Path:
     """The peers interpreter (``$GPFLOW_EXT_PEERS_PYTHON``); skips without it, fails under CI."""
-    from gpflow_ext.config import PEERS_ENV, peers_python as find
+    from gpflow_ext.config import PEERS_ENV
+    from gpflow_ext.config import peers_python as find
 
     path = find(required=False)
     if path is None:

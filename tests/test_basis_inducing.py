@@ -14,9 +14,9 @@ from gpflow_ext.conditionals.preconditioned import (
     marginals,
     prior_kl,
 )
-from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.inducing_variables import BasisInducingPoints, SubspaceInducingPoints
 from gpflow_ext.models import PreconditionedSVGP
+from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.variational import preconditioned_mean_and_covariance
 
 R, P = 7, 3

@@ -84,9 +84,9 @@ def test_natgrad_training_trains_and_checks_gamma():
     """--natgrad-gamma: natural-gradient steps for q(u), Adam for the rest, through fit (NaturalGradientUpdate)."""
     import tensorflow as tf
 
-    from gpflow_ext.recipes.gplvf import train_gplvf, train_with_fit
     from gpflow_ext.bijectors import planar_flow
     from gpflow_ext.models import GPLVF
+    from gpflow_ext.recipes.gplvf import train_gplvf, train_with_fit
 
     rng = np.random.default_rng(6)
     Y = _toy_rows(rng, n=30)
@@ -113,10 +113,10 @@ def test_base_gaussian_kl_ablation_charges_only_the_base_gaussian():
     """The ablation's KL is the base Gaussian's (flow ignored); the model's own KL differs by the flow's terms."""
     import tensorflow as tf
 
-    from gpflow_ext.recipes.gplvf import BaseGaussianKLAblation, train_gplvf
     from gpflow_ext.bijectors import planar_flow
-    from gpflow_ext.models import GPLVF
     from gpflow_ext.kullback_leiblers import gaussian_kl_to_standard_normal
+    from gpflow_ext.models import GPLVF
+    from gpflow_ext.recipes.gplvf import BaseGaussianKLAblation, train_gplvf
 
     rng = np.random.default_rng(7)
     Y = _toy_rows(rng, n=12)
@@ -139,7 +139,6 @@ def test_base_gaussian_kl_ablation_charges_only_the_base_gaussian():
 
 def test_training_learning_rate_decay():
     """--lr-decay cosine: Adam's rate falls from the given value to 0 over all training steps."""
-    import tensorflow as tf
 
     from gpflow_ext.recipes.gplvf import train_gplvf
     from gpflow_ext.training import decayed_learning_rate

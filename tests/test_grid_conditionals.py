@@ -1,8 +1,8 @@
 """gpflow_ext.conditionals.grid: f = W u for J GPs on one KISS-GP grid against the dense interpolation matrix."""
+import gpflow
 import numpy as np
 import tensorflow as tf
 
-import gpflow
 from gpflow_ext.conditionals.grid import grid_conditional_samples
 from gpflow_ext.inducing_variables import GridInducingPoints
 from gpflow_ext.inducing_variables.grid import interpolation_matrix

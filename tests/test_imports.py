@@ -9,7 +9,6 @@ import importlib
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Set
 
 import pytest
 
@@ -18,7 +17,7 @@ PACKAGE = REPO / "gpflow_ext"
 ROOT_NAME = PACKAGE.name
 
 
-def _module_files() -> Dict[str, Path]:
+def _module_files() -> dict[str, Path]:
     """``{dotted module name: file}`` for every module of the package (a package is its ``__init__``)."""
     modules = {}
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -35,7 +34,7 @@ def _is_package(path: Path) -> bool:
     return path.name == "__init__.py"
 
 
-def _targets(name: str, path: Path, modules: Dict[str, Path]) -> Set[str]:
+def _targets(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The package modules that module ``name`` (read from ``path``) imports, anywhere in its body."""
     package = name if _is_package(path) else name.rpartition(".")[0]
     found = set()
@@ -70,18 +69,18 @@ def _targets(name: str, path: Path, modules: Dict[str, Path]) -> Set[str]:
     return found
 
 
-def import_graph() -> Dict[str, Set[str]]:
+def import_graph() -> dict[str, set[str]]:
     """``{module: modules it imports}`` over every module of ``gpflow_ext``."""
     modules = _module_files()
     return {name: _targets(name, path, modules) for name, path in modules.items()}
 
 
-def _strongly_connected(graph: Dict[str, Set[str]]) -> List[List[str]]:
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     """Tarjan's algorithm (iterative), components in no particular order."""
-    index: Dict[str, int] = {}
-    low: Dict[str, int] = {}
-    stack: List[str] = []
-    on_stack: Set[str] = set()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
     components = []
     counter = 0
     for start in sorted(graph):
@@ -126,14 +125,14 @@ def _strongly_connected(graph: Dict[str, Set[str]]) -> List[List[str]]:
     return components
 
 
-def find_cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Every component of the graph with more than one member, and every member importing itself."""
     cycles = [c for c in _strongly_connected(graph) if len(c) > 1]
     cycles += [[name] for name, targets in graph.items() if name in targets]
     return sorted(cycles)
 
 
-def folder_of(module: str, packages: Set[str]) -> str:
+def folder_of(module: str, packages: set[str]) -> str:
     """The package folder a module lives in (a package is its own folder); top-level modules stand alone."""
     if module in packages:
         return module
@@ -141,12 +140,12 @@ def folder_of(module: str, packages: Set[str]) -> str:
     return module if parent == ROOT_NAME else parent
 
 
-def folder_graph(graph: Dict[str, Set[str]]) -> Dict[str, Set[str]]:
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     """The module graph collapsed onto folders (``gpflow_ext.covariances.grid`` -> ``gpflow_ext.covariances``),
     without a folder's edges to itself (its ``__init__`` importing its own submodules)."""
     files = _module_files()
     packages = {m for m, p in files.items() if _is_package(p)}
-    folders: Dict[str, Set[str]] = {}
+    folders: dict[str, set[str]] = {}
     for module, targets in graph.items():
         source = folder_of(module, packages)
         edges = folders.setdefault(source, set())
@@ -155,7 +154,7 @@ def folder_graph(graph: Dict[str, Set[str]]) -> Dict[str, Set[str]]:
     return folders
 
 
-def _describe(cycles: List[List[str]], graph: Dict[str, Set[str]]) -> str:
+def _describe(cycles: list[list[str]], graph: dict[str, set[str]]) -> str:
     lines = []
     for cycle in cycles:
         members = set(cycle)

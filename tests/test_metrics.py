@@ -6,8 +6,15 @@ import scipy.stats
 from napkinxc.metrics import ndcg_at_k as napkin_ndcg_at_k
 from napkinxc.metrics import precision_at_k as napkin_precision_at_k
 
-from gpflow_ext.metrics import (accuracy, gaussian_negative_log_predictive, mean_negative_log_predictive,
-                                ndcg_at_k, precision_at_k, rmse, top_k)
+from gpflow_ext.metrics import (
+    accuracy,
+    gaussian_negative_log_predictive,
+    mean_negative_log_predictive,
+    ndcg_at_k,
+    precision_at_k,
+    rmse,
+    top_k,
+)
 
 
 def _labels(rng, num_data, num_labels, density):

@@ -1,18 +1,17 @@
 """MLGPF model: the bound against a brute force that builds every q(f_ik), unbiasedness of the
 label-sub-sampled bound, prediction/ranking, the eight variants, memory at K = 13 330, bad input."""
+import gpflow
 import numpy as np
 import pytest
 import scipy.integrate
 import scipy.sparse as sp
 import tensorflow as tf
-import gpflow
 
-import gpflow_ext
-from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
-from gpflow_ext.models import MLGPF
 from gpflow_ext.metrics import ranking_metrics
+from gpflow_ext.models import MLGPF
 from gpflow_ext.recipes.mlgpf import METHODS, build_mlgpf, paper_config, parse_method
+from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.validation import check_multilabel_data
 
 

@@ -12,9 +12,9 @@ from check_shapes.exceptions import ShapeMismatchError
 
 import gpflow_ext
 from gpflow_ext.conditionals.multilabel import gathered_utility_moments, utility_moments
-from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.models import PreconditionedSVGP
 from gpflow_ext.recipes import mlgpf as recipe
+from gpflow_ext.utilities import to_input_tensor
 
 PACKAGE = Path(gpflow_ext.__file__).resolve().parent
 

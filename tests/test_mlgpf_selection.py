@@ -7,10 +7,20 @@ import pytest
 import scipy.sparse as sp
 
 from gpflow_ext.recipes.mlgpf_select import (
-    candidate_config, choose, kfold_splits, parse_candidate, parse_grid, select, validation_splits,
+    candidate_config,
+    choose,
+    kfold_splits,
+    parse_candidate,
+    parse_grid,
+    select,
+    validation_splits,
 )
 from gpflow_ext.recipes.xmc_baselines import (
-    bootstrap_interval, decode_rows, encode_rows, paired_comparison, row_hits,
+    bootstrap_interval,
+    decode_rows,
+    encode_rows,
+    paired_comparison,
+    row_hits,
 )
 
 

@@ -1,11 +1,11 @@
 import ast
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 import gpflow
 import numpy as np
+import tomllib
 from packaging.requirements import Requirement
 
 import gpflow_ext

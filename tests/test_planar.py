@@ -46,7 +46,9 @@ def test_chain_log_det_matches_autodiff_and_tfp_chain():
 
 def test_chain_with_other_bijectors():
     rng = np.random.default_rng(4)
-    flow = tfp.bijectors.Chain([Planar(2, seed=1, init_scale=1.0), tfp.bijectors.Scale(np.array([2.0, 0.5])), Planar(2, seed=2, init_scale=1.0)])
+    flow = tfp.bijectors.Chain(
+        [Planar(2, seed=1, init_scale=1.0), tfp.bijectors.Scale(np.array([2.0, 0.5])), Planar(2, seed=2, init_scale=1.0)]
+    )
     x = rng.standard_normal((5, 2))
     y, log_det = flow_forward_and_log_det(flow, tf.constant(x))
     np.testing.assert_allclose(y.numpy(), flow.forward(x).numpy(), rtol=1e-12)

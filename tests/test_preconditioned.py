@@ -12,11 +12,10 @@ import tensorflow as tf
 from gpflow.covariances import Kuf, Kuu
 from gpflow.keras import tf_keras
 
-from gpflow_ext.covariances import Kff
-from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 from gpflow_ext.models import PreconditionedSVGP
 from gpflow_ext.training import Callback, fit
+from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.variational import (
     PreconditionedGaussian,
     preconditioned_conditional,

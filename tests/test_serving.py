@@ -13,22 +13,22 @@ import subprocess
 import sys
 import textwrap
 
+import gpflow
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import tensorflow as tf
-
-import gpflow
 from gpflow.keras import tf_keras
+
 import gpflow_ext
 from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 from gpflow_ext.models import GPLVF, SVDKL, PreconditionedSVGP
 from gpflow_ext.recipes.gplvf import build_encoder, infer_latent
 from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
-from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid
 from gpflow_ext.serving import export, serving_functions, serving_module
 from gpflow_ext.training import fit
+from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid
 
 MODELS = ("PreconditionedSVGP", "MLGPF", "SVDKL", "GPLVF")
 PRECISIONS = {"float64": np.float64, "float32": np.float32}

@@ -1,5 +1,4 @@
 """SubspaceInducingPoints and its Kuu/Kuf against the explicit-Z twin InducingPoints(A @ X̃)."""
-import dataclasses
 
 import gpflow
 import numpy as np
@@ -9,10 +8,9 @@ import scipy.sparse
 import tensorflow as tf
 from gpflow.covariances import Kuf, Kuu
 
-import gpflow_ext
 from gpflow_ext.covariances import Kff
-from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.inducing_variables import SubspaceInducingPoints, subspace_basis
+from gpflow_ext.utilities import to_input_tensor
 
 N, D, M, R = 120, 60, 10, 14  # M <= R keeps the linear-kernel K_ZZ non-singular
 
@@ -175,7 +173,7 @@ def test_from_data_basis_is_leading_right_singular_subspace(kind):
 
 
 def test_randomized_svd_on_large_sparse_matrix_without_densifying():
-    rng = np.random.default_rng(0)
+    np.random.default_rng(0)
     X = scipy.sparse.random(6000, 5500, density=0.002, random_state=0, format="csr")
     X = X @ scipy.sparse.diags(1.0 / (1.0 + np.arange(5500)) ** 0.5)  # decaying spectrum, like text
     X = scipy.sparse.csr_matrix(X)

@@ -4,12 +4,12 @@ Brute-force twins: the periodised kernel summed over periods in space
 (:func:`periodised_grid_kuu`), dense matrices built column by column, the squared exponential
 K_ZZ itself, autodiff against central finite differences.
 """
+import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
-
-import gpflow
 from gpflow.keras import tf_keras
+
 from gpflow_ext.covariances.grid import (
     circulant_embedding_size,
     circulant_sqrt_apply,
@@ -86,7 +86,8 @@ def test_spectrum_gradient_matches_finite_differences():
     x0 = np.array([np.log(0.4), np.log(1.3)])
     # the Parameters' default softplus transform: convert the autodiff gradients to log space
     ell, var = 0.4, 1.3
-    dsoft = lambda y: 1.0 - np.exp(-y)  # d softplus / d raw at softplus(raw) = y
+    def dsoft(y):
+        return 1.0 - np.exp(-y)  # d softplus / d raw at softplus(raw) = y
     g_log = np.array([g_ell.numpy() / dsoft(ell) * ell, g_var.numpy() / dsoft(var) * var])
     eps = 1e-6
     fd = []

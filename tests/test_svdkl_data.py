@@ -6,6 +6,7 @@ import pytest
 
 from gpflow_ext.data import load_covtype, read_covtype
 
+
 def test_read_covtype(tmp_path):
     rows = np.zeros((3, 55), dtype=int)
     rows[:, 0] = [2596, 2590, 2804]

@@ -1,9 +1,9 @@
 """KISS-GP grid: interpolation, Toeplitz/Kronecker K_ZZ, Kuf — each against a brute-force twin."""
+import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
 
-import gpflow
 import gpflow_ext  # noqa: F401  (registers Kuu/Kuf)
 from gpflow_ext.covariances.grid import grid_kuu_factors, grid_kuu_operator
 from gpflow_ext.inducing_variables.grid import (

@@ -1,10 +1,10 @@
 """Kronecker q(u): mat-vecs and the closed-form KL (eq. 10–11) against dense GPflow gauss_kl."""
+import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
-
-import gpflow
 from gpflow.kullback_leiblers import gauss_kl
+
 from gpflow_ext.covariances.grid import grid_kuu_factors
 from gpflow_ext.inducing_variables.grid import GridInducingPoints
 from gpflow_ext.utilities import dense_kron

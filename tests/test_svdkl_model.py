@@ -1,11 +1,11 @@
 """SVDKL model: mixed softmax, bound of eq. 4 (unbiased MC), gradients, pretraining, bad input."""
+import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
-
-import gpflow
 from gpflow.keras import tf_keras
 from gpflow.kullback_leiblers import gauss_kl
+
 from gpflow_ext.inducing_variables.grid import interpolation_matrix
 from gpflow_ext.likelihoods import MixedSoftmax
 from gpflow_ext.models import SVDKL

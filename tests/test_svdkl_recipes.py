@@ -46,7 +46,8 @@ def test_decayed_learning_rate_reaches_zero_after_the_stage():
     assert decayed_learning_rate(1e-3, "constant", 10, 1000, 256) == 1e-3
     schedule = decayed_learning_rate(1e-3, "cosine", 10, 1000, 256)  # 10 epochs × 4 steps
     values = np.array([float(schedule(step)) for step in (0, 20, 39, 40)])
-    np.testing.assert_allclose(values, [1e-3, 0.5e-3, 0.5e-3 * (1 + np.cos(np.pi * 39 / 40)), 0.0], rtol=1e-6, atol=1e-9)  # float32 schedule
+    expected = [1e-3, 0.5e-3, 0.5e-3 * (1 + np.cos(np.pi * 39 / 40)), 0.0]
+    np.testing.assert_allclose(values, expected, rtol=1e-6, atol=1e-9)  # float32 schedule
     with pytest.raises(ValueError, match="network_lr_decay must be 'constant' or 'cosine'"):
         decayed_learning_rate(1e-3, "linear", 10, 1000, 256)
 

@@ -1,15 +1,15 @@
 """SV-DKL's schedule: the GP layer starts where the network ends (brute-force posterior twin, digits within
 0.005 of the network for Toeplitz and circulant grids and free inducing points, a head's affine map), and each
 stage is chosen on validation rows, never ending worse than where it started."""
+import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
-
-import gpflow
 from gpflow.keras import tf_keras
+
 from gpflow_ext.data import load_digits
 from gpflow_ext.inducing_variables.grid import interpolation_matrix
-from gpflow_ext.models import SoftmaxNetwork, SVDKL
+from gpflow_ext.models import SVDKL, SoftmaxNetwork
 from gpflow_ext.recipes.svdkl import PAPER_SETTINGS, match_network, pretrain_and_fit, stratified_split
 from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid
 from gpflow_ext.variational.from_targets import latent_design_matrices, set_posterior_of_targets
@@ -101,7 +101,8 @@ def test_a_linear_head_is_matched_with_its_bias(rng):
     logits = model.likelihood.logits(mean_f)[0].numpy()
     reference = network.logits(tf.constant(X)).numpy()
     # the head's bias lies in the span of Wᵀ only up to its rank (C = 4 > Q = 2): compare class-score differences
-    centred = lambda s: s - s.mean(1, keepdims=True)
+    def centred(s):
+        return s - s.mean(1, keepdims=True)
     residual = centred(logits - reference)
     assert np.std(residual - residual.mean(0)) < 0.05 * np.std(centred(reference))
 

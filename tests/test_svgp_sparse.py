@@ -9,9 +9,9 @@ import tensorflow as tf
 
 import gpflow_ext  # noqa: F401  (registers the dispatchers)
 from gpflow_ext.covariances import Kff
-from gpflow_ext.utilities import to_input_tensor
-from gpflow_ext.posteriors import SubspacePosterior
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
+from gpflow_ext.posteriors import SubspacePosterior
+from gpflow_ext.utilities import to_input_tensor
 
 N, D, M, R = 50, 80, 6, 9
 RTOL = 1e-10

@@ -22,10 +22,8 @@ from gpflow_ext.inducing_variables import GridInducingPoints, SubspaceInducingPo
 from gpflow_ext.inducing_variables.subspace import subspace_basis
 from gpflow_ext.likelihoods.mixed_softmax import MixedSoftmax
 from gpflow_ext.likelihoods.multilabel import MultiLabelBernoulli
-from gpflow_ext.models import GPLVF, MLGPF, SVDKL, PreconditionedSVGP
+from gpflow_ext.models import GPLVF, MLGPF, SVDKL, PreconditionedSVGP, SoftmaxNetwork
 from gpflow_ext.recipes.gplvf import infer_latent, make_kernel
-from gpflow_ext.models import SoftmaxNetwork
-from gpflow_ext.variational import FreeInducingPoints, KISSGPGrid
 from gpflow_ext.training import fit
 from gpflow_ext.validation import (
     check_choice,
@@ -36,6 +34,7 @@ from gpflow_ext.validation import (
     check_row_index,
     check_training_data,
 )
+from gpflow_ext.variational import FreeInducingPoints, KISSGPGrid
 from gpflow_ext.variational.kronecker import KroneckerGaussian
 from gpflow_ext.variational.preconditioned import PreconditionedGaussian
 
@@ -195,7 +194,8 @@ DATA_CASES = [
     ("svgp-two-columns", "svgp", ValueError, r"data\[1\] \(Y\) has 2 columns but SVGP has num_latent_gps=1",
      lambda p: (p["X"], np.hstack([p["Y"], p["Y"]]))),
     ("svgp-1d-Y", "svgp", ValueError, r"data\[1\] \(Y\) must be a 2-D array.*y\[:, None\]", lambda p: (p["X"], p["Y"][:, 0])),
-    ("svgp-nan-Y", "svgp", ValueError, r"data\[1\] \(Y\) contains NaN at index \(3, 0\)", lambda p: (p["X"], _with(p["Y"], (3, 0), np.nan))),
+    ("svgp-nan-Y", "svgp", ValueError, r"data\[1\] \(Y\) contains NaN at index \(3, 0\)",
+     lambda p: (p["X"], _with(p["Y"], (3, 0), np.nan))),
     ("svgp-inf-X", "svgp", ValueError, r"data\[0\] \(X\) contains inf", lambda p: (_with(p["X"], (2, 1), np.inf), p["Y"])),
     ("svgp-rows", "svgp", ValueError, r"data\[1\] \(Y\) has 19 rows but data\[0\] \(X\) has 20", lambda p: (p["X"], p["Y"][:-1])),
     ("svgp-single-array", "svgp", TypeError, r"data must be a tuple \(X, Y\) for SVGP, got a single ndarray", lambda p: p["X"]),
@@ -334,7 +334,8 @@ def test_predict_metrics_and_readers_reject(problem, error, match, call):
 CHECK_CASES = [
     ("int-bool", TypeError, r"epochs must be an integer >= 1, got True", lambda: check_positive_int(True, "epochs")),
     ("int-numpy-float", TypeError, r"num_data must be an integer", lambda: check_positive_int(np.float64(3.0), "num_data")),
-    ("values-array", ValueError, r"lengthscales must be finite and > 0, got -1\.0", lambda: check_positive_values([1.0, -1.0], "lengthscales")),
+    ("values-array", ValueError, r"lengthscales must be finite and > 0, got -1\.0",
+     lambda: check_positive_values([1.0, -1.0], "lengthscales")),
     ("values-string", TypeError, r"variance must be a positive number", lambda: check_positive_values("big", "variance")),
     ("choice", ValueError, r"mode must be one of \('a', 'b'\), got 'c'", lambda: check_choice("c", "mode", ("a", "b"))),
     ("labels-2d", ValueError, r"labels must be class indices of shape", lambda: check_class_labels(np.zeros((3, 2)), 2, "labels")),

@@ -14,16 +14,17 @@ page; ``--check`` changes nothing and fails listing each page whose generated pa
 files give.
 """
 import re
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent.parent
 #: The pages the report writes: the README and every Markdown page under docs/ (results stores excluded).
 PAGE_GLOBS = ("README.md", "docs/**/*.md")
 MARKER = re.compile(r"<!-- gen: (?P<name>[a-z0-9][a-z0-9_.-]*) -->(?P<body>.*?)<!-- /gen -->", re.S)
 
-_GENERATORS: Dict[str, Callable[[], str]] = {}
-_read: List[Path] = []
+_GENERATORS: dict[str, Callable[[], str]] = {}
+_read: list[Path] = []
 
 
 def generator(name: str) -> Callable[[Callable[[], str]], Callable[[], str]]:
@@ -40,7 +41,7 @@ def generator(name: str) -> Callable[[Callable[[], str]], Callable[[], str]]:
     return register
 
 
-def generators() -> Dict[str, Callable[[], str]]:
+def generators() -> dict[str, Callable[[], str]]:
     """Every registered generator by name (the paper modules register on import)."""
     from experiments.report import gplvf, mlgpf, mlgpf_selection, svdkl, svdkl_budgets, training  # noqa: F401  (registration)
 
@@ -59,7 +60,7 @@ def load(path: str) -> Any:
     return read_results(full)
 
 
-def fmt(value: Optional[float], digits: int = 2) -> str:
+def fmt(value: float | None, digits: int = 2) -> str:
     """``value`` with ``digits`` decimals; ``-`` for a missing value."""
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -99,13 +100,13 @@ def render(page: str) -> str:
     return MARKER.sub(replace, page)
 
 
-def pages() -> List[Path]:
+def pages() -> list[Path]:
     """The Markdown pages that may hold generated parts."""
     found = {p for pattern in PAGE_GLOBS for p in REPO.glob(pattern)}
     return sorted(p for p in found if "results" not in p.relative_to(REPO).parts[:-1])
 
 
-def run(check: bool = False) -> Tuple[List[Path], List[str]]:
+def run(check: bool = False) -> tuple[list[Path], list[str]]:
     """Rewrite every page (or, with ``check``, only compare): returns the pages that differ and the names of
     the generators no page uses."""
     differ, used = [], set()
@@ -120,7 +121,7 @@ def run(check: bool = False) -> Tuple[List[Path], List[str]]:
     return differ, sorted(set(generators()) - used)
 
 
-def stray(pages_: Optional[Iterable[Path]] = None) -> Dict[Path, List[str]]:
+def stray(pages_: Iterable[Path] | None = None) -> dict[Path, list[str]]:
     """:func:`stray_numbers` of every page that has any."""
     found = {p: stray_numbers(p.read_text(encoding="utf-8")) for p in (pages_ or pages())}
     return {p: lines for p, lines in found.items() if lines}
@@ -130,7 +131,7 @@ _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
 _DECIMAL = re.compile(r"(?<![\w.\-/])\d+\.\d+(?![\w.])")
 
 
-def stray_numbers(page: str) -> List[str]:
+def stray_numbers(page: str) -> list[str]:
     """Decimal numbers of ``page`` outside generated parts and code: a number in a page is either generated
     from a result file (or from ``experiments/paper_values.py``, labelled as the paper's) or a setting written
     as code (``--learning-rate 0.03``). Returns each offending line."""
@@ -139,7 +140,7 @@ def stray_numbers(page: str) -> List[str]:
     return [line.strip() for line in kept.splitlines() if _DECIMAL.search(line)]
 
 
-def backfill(path: Path, command: str) -> Dict[str, Any]:
+def backfill(path: Path, command: str) -> dict[str, Any]:
     """Give a result file written before provenance was recorded a ``provenance`` record with ``"backfilled":
     true``: the commit that added the file (``git log``), its date, ``command`` (the one in the store's index), and
     ``None`` for what was not recorded. JSON objects only; a file that has provenance is left as it is."""
@@ -156,7 +157,7 @@ def backfill(path: Path, command: str) -> Dict[str, Any]:
         return record["provenance"]
     log = subprocess.run(["git", "-C", str(REPO), "log", "--diff-filter=A", "--format=%H %cI", "--",
                           str(path.relative_to(REPO))], capture_output=True, text=True, check=True).stdout.split()
-    provenance: Dict[str, Any] = {key: None for key in PROVENANCE_KEYS}
+    provenance: dict[str, Any] = {key: None for key in PROVENANCE_KEYS}
     provenance.update(backfilled=True, command=command, git_commit=log[-2] if log else None,
                       utc_time=log[-1] if log else None)
     record["provenance"] = provenance

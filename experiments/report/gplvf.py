@@ -6,7 +6,7 @@ better than the Gaussian q(X) only when the 95 % t-interval of the paired per-se
 otherwise the table says "tie".
 """
 import math
-from typing import Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
 
 from experiments.report import fmt, generator, load, markdown_table  # noqa: F401
 
@@ -23,7 +23,7 @@ NAMES = {"gaussian": "Gaussian", "planar_5": "Planar 5", "planar_10": "Planar 10
          "planar_30": "Planar 30", "planar_50": "Planar 50"}
 
 
-def _paper() -> Dict[str, float]:
+def _paper() -> dict[str, float]:
     from experiments.paper_values import GPLVF
 
     return GPLVF["table2_rmse"]
@@ -40,7 +40,7 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
-def paired(flow: Sequence[float], base: Sequence[float]) -> Tuple[float, float, float]:
+def paired(flow: Sequence[float], base: Sequence[float]) -> tuple[float, float, float]:
     """Mean of flow - base over seeds and its 95 % t-interval (low, high)."""
     diffs = [f - b for f, b in zip(flow, base)]
     n = len(diffs)
@@ -68,7 +68,7 @@ def _interval(flow: Sequence[float], base: Sequence[float], digits: int = 5) -> 
     return f"{_signed(mean, digits)} [{_signed(low, digits)}, {_signed(high, digits)}]"
 
 
-def _bold_min(values: Sequence[Optional[float]], digits: int) -> List[str]:
+def _bold_min(values: Sequence[float | None], digits: int) -> list[str]:
     """Cells with the strictly smallest value in bold (no bold when two are equal at the printed digits)."""
     cells = [fmt(v, digits) for v in values]
     shown = [c for c, v in zip(cells, values) if v is not None]
@@ -83,9 +83,9 @@ def _bold_min(values: Sequence[Optional[float]], digits: int) -> List[str]:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def protocol_a(pattern: str = A_DEFAULTS) -> Dict[str, Dict[str, List[float]]]:
+def protocol_a(pattern: str = A_DEFAULTS) -> dict[str, dict[str, list[float]]]:
     """{model: {"rmse": [...], "test_loglik": [...]}} over SEEDS, plus "bias_baseline" RMSEs."""
-    out: Dict[str, Dict[str, List[float]]] = {}
+    out: dict[str, dict[str, list[float]]] = {}
     for seed in SEEDS:
         runs = dict(load(pattern.format(seed=seed))["a"])
         if "gaussian" not in runs:
@@ -145,7 +145,7 @@ def fit_rerun() -> str:
 def flow_nonlinearity() -> str:
     fractions = []
     for seed in SEEDS:
-        for model, run in load(A_DEFAULTS.format(seed=seed))["a"].items():
+        for _model, run in load(A_DEFAULTS.format(seed=seed))["a"].items():
             for rows in (run.get("flow_local_nonlinearity") or {}).values():
                 fractions.append(rows["nonaffine_fraction"])
     return (f"{fmt(100 * min(fractions), 1)}-{fmt(100 * max(fractions), 1)} % of each row's spread "
@@ -157,7 +157,7 @@ def flow_nonlinearity() -> str:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _b() -> Dict[str, Dict[str, float]]:
+def _b() -> dict[str, dict[str, float]]:
     return load(B_FILE)["b"]
 
 
@@ -360,7 +360,7 @@ TEST_RUNS = [
 ]
 
 
-def _rmse(record: Dict[str, dict], model: str) -> Optional[float]:
+def _rmse(record: dict[str, dict], model: str) -> float | None:
     return record[model]["rmse"] if model in record else None
 
 
@@ -451,7 +451,7 @@ def table_variance_by() -> str:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _images_rows(r: dict, flow_label: str) -> List[List[str]]:
+def _images_rows(r: dict, flow_label: str) -> list[list[str]]:
     bound = lambda v: f"{v:,.1f}".replace(",", " ") if abs(v) < 1000 else f"{v:,.0f}".replace(",", " ")  # noqa: E731
     return [["Gaussian", fmt(r["gaussian_imputation_rmse"], 4), bound(r["gaussian_final_elbo"]),
              fmt(r["gaussian_seconds_per_epoch"], 2)],

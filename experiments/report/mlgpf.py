@@ -2,8 +2,9 @@
 docs/mlgpf/results.md and docs/mlgpf/scaling.md, from the files in docs/mlgpf/results/ (index:
 docs/mlgpf/results/README.md) and the paper's numbers in experiments/paper_values.py."""
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any
 
 from experiments.paper_values import MLGPF as PAPER
 from experiments.report import REPO, fmt, generator, load, markdown_table
@@ -30,7 +31,7 @@ KS = (1, 3, 5)
 TIE = 1e-9  # P@k of two runs on the same rows is a ratio of counts: equal counts give equal floats
 
 
-def _paper_bibtex(method: str) -> Dict[str, Any]:
+def _paper_bibtex(method: str) -> dict[str, Any]:
     return PAPER["table2"]["bibtex"].get(method) or PAPER["table4"]["bibtex"][method]
 
 
@@ -38,14 +39,14 @@ def _paper_table(method: str) -> str:
     return "Table 2" if method in PAPER["table2"]["bibtex"] else "Table 4"
 
 
-def _pk(record: Dict[str, Any], digits: int = 2, bold_first: bool = False) -> str:
+def _pk(record: dict[str, Any], digits: int = 2, bold_first: bool = False) -> str:
     values = [fmt(record[f"P@{k}"], digits) for k in KS]
     if bold_first:
         values[0] = f"**{values[0]}**"
     return " / ".join(values)
 
 
-def _variant(method: str) -> Dict[str, Any]:
+def _variant(method: str) -> dict[str, Any]:
     return load(f"{STORE}/bibtex-{method}-400epochs.json")
 
 
@@ -71,7 +72,7 @@ def variants_400() -> str:
                            "s/epoch, the paper (Table 5, its Xeon server)"], rows)
 
 
-def _above(ours: Dict[str, Any], paper: Dict[str, Any]) -> bool:
+def _above(ours: dict[str, Any], paper: dict[str, Any]) -> bool:
     return all(ours[f"P@{k}"] > paper[f"P@{k}"] + TIE for k in KS)
 
 
@@ -89,24 +90,24 @@ def variants_above_paper() -> str:
 # --------------------------------------------------------------------------------------------------------
 # label-gps, its σ² = 16 predecessor and the peers (results.md and README.md)
 # --------------------------------------------------------------------------------------------------------
-def _runs(paths: Sequence[str]) -> List[Dict[str, Any]]:
+def _runs(paths: Sequence[str]) -> list[dict[str, Any]]:
     return [load(p) for p in paths]
 
 
-def _joined(runs: Sequence[Dict[str, Any]], key: str, digits: int = 2) -> str:
+def _joined(runs: Sequence[dict[str, Any]], key: str, digits: int = 2) -> str:
     return " / ".join(fmt(r[key], digits) for r in runs)
 
 
-def _peer_runs(method: str) -> List[Dict[str, Any]]:
+def _peer_runs(method: str) -> list[dict[str, Any]]:
     return [r for r in load(PEERS_10)["results"] if r["method"] == method]
 
 
-def _median_range(runs: Sequence[Dict[str, Any]], key: str) -> str:
+def _median_range(runs: Sequence[dict[str, Any]], key: str) -> str:
     values = [r[key] for r in runs]
     return f"{fmt(statistics.median(values))} ({fmt(min(values))}–{fmt(max(values))})"
 
 
-def _peer(path: str, method: str) -> Dict[str, Any]:
+def _peer(path: str, method: str) -> dict[str, Any]:
     return next(r for r in load(path)["results"] if r["method"].startswith(method))
 
 
@@ -146,7 +147,7 @@ def bibtex_test() -> str:
     return markdown_table([f"Bibtex test ({n_train:,} / {n_test:,} rows)", "P@1", "P@3", "P@5", "time"], rows)
 
 
-def _counts(ours: Sequence[Dict[str, Any]], peers: Sequence[Dict[str, Any]], key: str) -> Tuple[int, int, int]:
+def _counts(ours: Sequence[dict[str, Any]], peers: Sequence[dict[str, Any]], key: str) -> tuple[int, int, int]:
     above = tie = below = 0
     for a in ours:
         for b in peers:

@@ -1,7 +1,7 @@
 """Generated parts of docs/mlgpf/selection.md: the cross-validation of the label-gps prior variance on Bibtex's
 training file and the paired comparison of the recipe with its peers on Bibtex's test split (see
 experiments.report)."""
-from typing import Any, Dict, List
+from typing import Any
 
 from experiments.report import fmt, generator, load, markdown_table
 
@@ -15,12 +15,12 @@ EARLIER_CV = "docs/mlgpf/results/validation-label-gps-5fold.jsonl"
 PEER_NAMES = {"omikuji": "omikuji (Parabel)", "napkinxc": "napkinXC PLT", "napkinxc-ovr": "napkinXC OVR"}
 
 
-def _value(candidate: Dict[str, Any]) -> str:
+def _value(candidate: dict[str, Any]) -> str:
     overrides = candidate["overrides"]
     return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in overrides.values()) or candidate["name"]
 
 
-def _chosen(cv: Dict[str, Any]) -> str:
+def _chosen(cv: dict[str, Any]) -> str:
     return (cv.get("selection") or {}).get("chosen", "")
 
 
@@ -62,14 +62,14 @@ def history_test16() -> str:
     return fmt(load(VARIANCE16_TEST)["P@1"])
 
 
-def _earlier_cv_means() -> Dict[float, float]:
+def _earlier_cv_means() -> dict[float, float]:
     """Mean P@1 per σ² of the earlier 5-fold run (one record per fold and σ²; a list, or ``{"rows": [...]}``)."""
     try:
         records = load(EARLIER_CV)
     except FileNotFoundError:
         records = load(EARLIER_CV.replace(".jsonl", ".json"))
     records = records["rows"] if isinstance(records, dict) else records
-    by_value: Dict[float, List[float]] = {}
+    by_value: dict[float, list[float]] = {}
     for r in records:
         by_value.setdefault(float(r["kernel_variance"]), []).append(r["P@1"])
     return {v: sum(p) / len(p) for v, p in by_value.items()}
@@ -91,7 +91,7 @@ def _peer(name: str) -> str:
     return PEER_NAMES.get(name, name)
 
 
-def _range(summary: Dict[str, float]) -> str:
+def _range(summary: dict[str, float]) -> str:
     return f"{fmt(summary['median'])} ({fmt(summary['min'])} to {fmt(summary['max'])})"
 
 
@@ -105,7 +105,7 @@ def runs_table() -> str:
     return markdown_table(["method", "runs", *[f"P@{k}: median (min to max)" for k in paired["ks"]]], rows)
 
 
-def _verdict(p: Dict[str, Any]) -> str:
+def _verdict(p: dict[str, Any]) -> str:
     if p["interval_covers_zero"]:
         return "no difference"
     return "above" if p["mean_difference"] > 0 else "below"
@@ -114,7 +114,7 @@ def _verdict(p: Dict[str, Any]) -> str:
 @generator("mlgpf-selection-paired")
 def paired_table() -> str:
     paired = load(PAIRED)
-    rows: List[List[Any]] = []
+    rows: list[list[Any]] = []
     for c in paired["comparisons"]:
         for k in paired["ks"]:
             p = c[f"P@{k}"]

@@ -2,7 +2,7 @@
 SV-DKL table of README.md, from the files in docs/svdkl/results/. The paper's numbers come from
 experiments/paper_values.py and sit in columns labelled as the paper's."""
 import math
-from typing import Dict, List, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -21,7 +21,7 @@ ADULT_GP_LR = [f"svdkl_adult_cv5_joint_gp_lr_seed{s}.json" for s in range(3)]
 MNIST_SELECTED = ["svdkl_mnist_selected.json", "svdkl_mnist_selected_seed1.json", "svdkl_mnist_selected_seed2.json"]
 MNIST_B5000 = [f"svdkl_mnist_b5000_seed{s}.json" for s in range(3)]
 
-SETTINGS: Dict[str, Tuple[str, str, List[str]]] = {
+SETTINGS: dict[str, tuple[str, str, list[str]]] = {
     "adult-cv-keep": ("Adult, 5-fold CV, seeds 0 / 1 / 2 (3/5/3)", "adult", ADULT_KEEP),
     "adult-test-keep": ("Adult, UCI test file (3/5/3)", "adult", ["svdkl_adult_indicators_keep.json"]),
     "connect4-cv-keep": ("Connect-4, 5-fold CV, seed 0 (8/3/5)", "connect4",
@@ -39,7 +39,7 @@ SETTINGS: Dict[str, Tuple[str, str, List[str]]] = {
 }
 
 
-def _runs(files: Sequence[str]) -> List[List[Dict]]:
+def _runs(files: Sequence[str]) -> list[list[dict]]:
     """Per file, its runs (one per fold; one for a single split); each run: {model: row, 'seconds': {...}}."""
     out = []
     for name in files:
@@ -58,11 +58,11 @@ def _runs(files: Sequence[str]) -> List[List[Dict]]:
     return out
 
 
-def _models(dataset: str) -> List[str]:
+def _models(dataset: str) -> list[str]:
     return ["CNN", "CNN+GP", "SV-DKL"] if dataset == "mnist" else ["DNN", "DNN+GP", "SV-DKL"]
 
 
-def _paper(dataset: str, model: str) -> Tuple[str, str]:
+def _paper(dataset: str, model: str) -> tuple[str, str]:
     if dataset == "mnist":
         return fmt(PAPER["table3_accuracy"]["mnist"].get(model), 4), fmt(PAPER["table6_nlp"]["mnist"].get(model), 3)
     return fmt(PAPER["table2_accuracy"][dataset].get(model), 3), fmt(PAPER["table5_nlp"][dataset].get(model), 3)
@@ -75,7 +75,7 @@ def _mean_sd(values: Sequence[float], digits: int = 4) -> str:
     return f"{fmt(values.mean(), digits)} ± {fmt(values.std(), digits)}"
 
 
-def _three_way_rows(key: str) -> List[List[str]]:
+def _three_way_rows(key: str) -> list[list[str]]:
     label, dataset, files = SETTINGS[key]
     per_file = _runs(files)
     runs = [run for file_runs in per_file for run in file_runs]
@@ -120,7 +120,7 @@ def mnist_table() -> str:
 # --------------------------------------------------------------------------------------------------------------------
 # Paired differences (SV-DKL − DNN over the same runs).
 # --------------------------------------------------------------------------------------------------------------------
-def _paired(key: str, model_a: str = "SV-DKL", model_b: str = "") -> Dict:
+def _paired(key: str, model_a: str = "SV-DKL", model_b: str = "") -> dict:
     """Differences of ``model_a`` − ``model_b`` (default the DNN/CNN) over the runs of setting ``key``."""
     _, dataset, files = SETTINGS[key]
     model_b = model_b or _models(dataset)[0]
@@ -129,7 +129,7 @@ def _paired(key: str, model_a: str = "SV-DKL", model_b: str = "") -> Dict:
     return _summary(diff)
 
 
-def _summary(diff: np.ndarray) -> Dict:
+def _summary(diff: np.ndarray) -> dict:
     n = len(diff)
     out = {"n": n, "mean": float(diff.mean()), "ahead": int((diff > 0).sum()), "tied": int((diff == 0).sum()),
            "behind": int((diff < 0).sum()), "se": None, "low": None, "high": None}
@@ -142,7 +142,7 @@ def _summary(diff: np.ndarray) -> Dict:
     return out
 
 
-def _verdict(p: Dict) -> str:
+def _verdict(p: dict) -> str:
     if p["low"] is None:
         return "one split: no interval"
     if p["low"] > 0:
@@ -223,7 +223,7 @@ DEFAULT_CANDIDATE = {"network_epochs": 3, "gp_epochs": 5, "joint_epochs": 3, "jo
                      "batch_size": 256}
 
 
-def _config_text(config: Dict) -> str:
+def _config_text(config: dict) -> str:
     changed = {k: v for k, v in config.items() if DEFAULT_CANDIDATE.get(k, object()) != v}
     return ", ".join(f"`{k}={v}`" for k, v in changed.items()) or "the default (3/5/3, joint lr `1e-4`, batch 256)"
 
@@ -321,7 +321,7 @@ def speed_peer() -> str:
 # --------------------------------------------------------------------------------------------------------------------
 # Airline (Table 1 / 4, Figure 2a-b).
 # --------------------------------------------------------------------------------------------------------------------
-def _ms(stat: Dict, digits: int = 4) -> str:
+def _ms(stat: dict, digits: int = 4) -> str:
     return f"{fmt(stat['mean'], digits)} ± {fmt(stat['sd'], digits)}"
 
 
@@ -373,10 +373,10 @@ def airline_gap() -> str:
 @generator("svdkl-airline-figure2-table")
 def airline_figure2_table() -> str:
     record = load(STORE + "svdkl_airline.json")
-    batches: Dict[float, set] = {}
+    batches: dict[float, set] = {}
     for run in record["runs"]:
         batches.setdefault(run["fraction"], set()).add(run["batch_size"])
-    by_fraction: Dict[float, Dict[str, Dict]] = {}
+    by_fraction: dict[float, dict[str, dict]] = {}
     for row in record["figure2"]:
         by_fraction.setdefault(row["fraction"], {})[row["model"]] = row
     rows = []

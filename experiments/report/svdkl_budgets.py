@@ -1,6 +1,5 @@
 """Generated parts of docs/svdkl/budgets.md: DNN / DNN+GP / SV-DKL over datasets x epoch budgets x seeds
 (``experiments.svdkl_budgets``)."""
-from typing import Dict, List
 
 from experiments.report import fmt, generator, load, markdown_table
 
@@ -9,24 +8,24 @@ BUDGET_FILES = ("docs/svdkl/results/budgets-images.json", "docs/svdkl/results/bu
                 "docs/svdkl/results/budgets-tabular-seeds-1-2.json")
 
 
-def _cells() -> List[Dict]:
+def _cells() -> list[dict]:
     from experiments.report import REPO
 
-    cells: List[Dict] = []
+    cells: list[dict] = []
     for path in BUDGET_FILES:
         if (REPO / path).is_file():
             cells += load(path)["cells"]
     return cells
 
 
-def _groups(cells: List[Dict]) -> Dict:
-    groups: Dict = {}
+def _groups(cells: list[dict]) -> dict:
+    groups: dict = {}
     for cell in cells:
         groups.setdefault((cell["dataset"], cell["budget"]), []).append(cell)
     return groups
 
 
-def _mean(cells: List[Dict], key: str, measure: str) -> float:
+def _mean(cells: list[dict], key: str, measure: str) -> float:
     return sum(c[key][measure] for c in cells) / len(cells)
 
 

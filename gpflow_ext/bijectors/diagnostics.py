@@ -7,7 +7,6 @@ base samples. :func:`flow_local_nonlinearity` measures it by Monte Carlo: for ea
 S base samples x0, pushes them through g, fits x ≈ x0 Bᵀ + c by least squares over the S draws,
 and reports the residual beside the row's own spread.
 """
-from typing import Dict, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -19,14 +18,14 @@ __all__ = ["flow_local_nonlinearity"]
 
 
 def flow_local_nonlinearity(
-    flow: Optional[tfp.bijectors.Bijector],
+    flow: tfp.bijectors.Bijector | None,
     x_mean: np.ndarray,
     x_var: np.ndarray,
     *,
-    scale: Optional[np.ndarray] = None,
+    scale: np.ndarray | None = None,
     num_samples: int = 100,
     seed: int = 0,
-) -> Dict[str, float]:
+) -> dict[str, float]:
     """Monte Carlo summary of g over each row's base Gaussian N(x_mean[n], diag x_var[n]).
 
     Distances are measured in units of ``scale`` [Q] (e.g. the SE kernel's lengthscales, so that
@@ -52,7 +51,9 @@ def flow_local_nonlinearity(
     num_rows, latent_dim = x_mean.shape
     if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples <= latent_dim + 1:
         raise ValueError(f"num_samples must be an integer > Q + 1 = {latent_dim + 1}, got {num_samples!r}")
-    scale = np.ones(latent_dim) if scale is None else np.broadcast_to(np.asarray(scale, dtype=np.float64), (latent_dim,))
+    scale = (
+        np.ones(latent_dim) if scale is None else np.broadcast_to(np.asarray(scale, dtype=np.float64), (latent_dim,))
+    )
     if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
         raise ValueError(f"scale must be finite and > 0, got {scale}")
 

@@ -23,12 +23,11 @@ log q(x) = log q0(x0) - log|det J|), so no inverse is provided; use
 ``experimental_sample_and_log_prob`` (not ``log_prob``) on a ``TransformedDistribution`` built
 from this bijector.
 """
-from typing import Optional, Tuple
 
+import gpflow
 import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
-import gpflow
 from check_shapes import check_shapes
 
 from ..validation import check_positive_int
@@ -67,11 +66,11 @@ class Planar(tfp.bijectors.Bijector):
     def __init__(
         self,
         latent_dim: int,
-        u: Optional[np.ndarray] = None,
-        w: Optional[np.ndarray] = None,
-        b: Optional[float] = None,
+        u: np.ndarray | None = None,
+        w: np.ndarray | None = None,
+        b: float | None = None,
         init_scale: float = 0.01,
-        seed: Optional[int] = None,
+        seed: int | None = None,
         name: str = "planar",
         identity_at_zero: bool = True,
     ):
@@ -111,7 +110,7 @@ class Planar(tfp.bijectors.Bijector):
         """The constrained û (wᵀû > -1)."""
         return constrained_u(tf.convert_to_tensor(self.u), tf.convert_to_tensor(self.w), self.identity_at_zero)
 
-    def forward_and_log_det(self, x: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+    def forward_and_log_det(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """(g(x), log|det ∂g/∂x|) in one pass: x [..., Q] -> ([..., Q], [...])."""
         w = tf.convert_to_tensor(self.w)  # [Q]
         u_hat = self.u_hat  # [Q]
@@ -157,7 +156,7 @@ def _layers_in_application_order(bijector: tfp.bijectors.Bijector):
     return [bijector]
 
 
-def flow_forward_and_log_det(flow: Optional[tfp.bijectors.Bijector], x0: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+def flow_forward_and_log_det(flow: tfp.bijectors.Bijector | None, x0: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
     """Push x0 [..., Q] through ``flow``; returns (x_K [..., Q], Σ_k log|det ∂g_k| [...]).
 
     Planar layers compute both in one pass; any other tfp bijector with

@@ -2,9 +2,7 @@
 
 Importing a submodule registers it with GPflow's ``conditional`` dispatcher where it applies.
 """
-from . import multilabel
-from . import grid
-from . import pairs
-from . import preconditioned
+
+from . import grid, multilabel, pairs, preconditioned
 
 __all__ = ["multilabel", "grid", "pairs", "preconditioned"]

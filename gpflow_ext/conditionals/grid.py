@@ -5,6 +5,7 @@ f | u is deterministic: ``f(x) = W(x) u``, W the row-sparse interpolation matrix
 :func:`~gpflow_ext.inducing_variables.grid.interpolation_indices_and_weights` (the one implementation of the
 interpolation). :func:`grid_conditional_samples` pushes samples of u for J GPs through their own W.
 """
+
 import tensorflow as tf
 from check_shapes import check_shapes
 

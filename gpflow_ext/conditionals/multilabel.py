@@ -13,7 +13,6 @@ without an N × K tensor.
 ``loadings=None`` stands for Φ = I (P = K): one independent latent GP per label, f_ik = h_ik + b_k,
 without a K × K matrix.
 """
-from typing import Optional, Tuple
 
 import tensorflow as tf
 from check_shapes import check_shapes
@@ -31,8 +30,8 @@ __all__ = ["utility_moments", "gathered_utility_moments"]
     "return[1]: [N, K]",
 )
 def utility_moments(
-    h_mean: TensorType, h_var: TensorType, loadings: Optional[TensorType], bias: TensorType
-) -> Tuple[tf.Tensor, tf.Tensor]:
+    h_mean: TensorType, h_var: TensorType, loadings: TensorType | None, bias: TensorType
+) -> tuple[tf.Tensor, tf.Tensor]:
     """Means and variances of q(f_ik) for every label (eq. 21): ``m Φᵀ + b`` and ``s (Φ²)ᵀ``
     (``m + b`` and ``s`` when ``loadings`` is None: Φ = I)."""
     if loadings is None:
@@ -55,11 +54,11 @@ def utility_moments(
 def gathered_utility_moments(
     h_mean: TensorType,
     h_var: TensorType,
-    loadings: Optional[TensorType],
+    loadings: TensorType | None,
     bias: TensorType,
     label_ids: TensorType,
     row_ids: TensorType,
-) -> Tuple[tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor]:
     """Moments of q(f_ik) (eq. 21) only at the (row, label) pairs asked for: O(T·P), no N×K
     (O(T) when ``loadings`` is None: Φ = I)."""
     if loadings is None:

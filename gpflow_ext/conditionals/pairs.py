@@ -5,16 +5,21 @@ and Z, evaluated only at the pairs (n, d) = (``row_index[p]``, ``output_index[p]
 ‖L_dᵀ a‖² is formed is an object: :class:`PerPair` (gather each pair's L_d) or :class:`PerOutput` (every output
 of the batch, then gather); :func:`pair_variance_for` picks one from the observed fraction.
 """
-from typing import Tuple
 
 import gpflow
 import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.config import default_jitter
 
-
-__all__ = ["PairVariance", "PerPair", "PerOutput", "pair_variance_for", "as_pair_variance", "conditional_at_pairs",
-           "mean_at_pairs"]
+__all__ = [
+    "PairVariance",
+    "PerPair",
+    "PerOutput",
+    "pair_variance_for",
+    "as_pair_variance",
+    "conditional_at_pairs",
+    "mean_at_pairs",
+]
 
 # pair_variance_for: PerOutput when at least this fraction of the training entries is observed
 DENSE_VARIANCE_MIN_OBSERVED_FRACTION = 0.25
@@ -25,7 +30,7 @@ class PairVariance:
 
     name = ""
 
-    def mean_and_variance(self, A, row_index, output_index, q_mu, L) -> Tuple[tf.Tensor, tf.Tensor]:
+    def mean_and_variance(self, A, row_index, output_index, q_mu, L) -> tuple[tf.Tensor, tf.Tensor]:
         """(aᵀ m_d [S, P], ‖L_dᵀ a‖² [S, P]) with A [S, N, M], q_mu [M, D] and L [D, M, M] lower."""
         raise NotImplementedError
 
@@ -63,9 +68,7 @@ class PerOutput(PairVariance):
         flat_index = row_index * tf.cast(num_outputs, row_index.dtype) + output_index  # [P] into N*D
         by_sample = [num_samples, num_rows * num_outputs]
         mean = tf.gather(tf.reshape(tf.matmul(A_rows, q_mu), by_sample), flat_index, axis=1)  # [S, P]
-        lta_var = tf.gather(
-            tf.reshape(tf.reduce_sum(tf.square(LTA), axis=-1), by_sample), flat_index, axis=1
-        )  # [S, P]
+        lta_var = tf.gather(tf.reshape(tf.reduce_sum(tf.square(LTA), axis=-1), by_sample), flat_index, axis=1)  # [S, P]
         return mean, lta_var
 
 
@@ -91,9 +94,17 @@ def as_pair_variance(value: PairVariance, name: str = "variance_by") -> PairVari
     "return[1]: [S, P]",
 )
 def conditional_at_pairs(
-    x, row_index, output_index, inducing_variable, kernel, q_mu, q_sqrt, *, white: bool,
+    x,
+    row_index,
+    output_index,
+    inducing_variable,
+    kernel,
+    q_mu,
+    q_sqrt,
+    *,
+    white: bool,
     variance_by: PairVariance = PerPair(),
-) -> Tuple[tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor]:
     """Mean and variance of q(f_d(x_n)) = ∫ p(f_d(x_n) | u_d) q(u_d) du_d (A.3 eq. 17-19) at the observed
     pairs (n, d) = (``row_index[p]``, ``output_index[p]``) only, for every sample x[s] of the rows.
 

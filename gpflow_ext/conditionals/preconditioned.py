@@ -11,7 +11,8 @@ d_p = 1 / (σ² + Σ_p) [R]:
 
 exactly eq. 9-10 with a diagonal K: O(B·R·P) per step and no factorisation at all.
 """
-from typing import Any, Tuple
+
+from typing import Any
 
 import tensorflow as tf
 from gpflow.covariances import Kuu
@@ -47,7 +48,7 @@ def _prior_kl_dense(inducing_variable: Any, kernel: Kernel, *, q_mu: tf.Tensor, 
 @kl_and_marginals.register(InducingVariables, Kernel)
 def _kl_and_marginals_dense(
     inducing_variable: Any, kernel: Kernel, *, X: Any, q_mu: tf.Tensor, q_sigma: tf.Tensor
-) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     Kmm, Kmn, Knn = inducing_covariances(inducing_variable, kernel, X)
     return preconditioned_kl_and_marginals(Kmn, Kmm, Knn, q_mu, q_sigma)
 
@@ -55,7 +56,7 @@ def _kl_and_marginals_dense(
 @marginals.register(InducingVariables, Kernel)
 def _marginals_dense(
     inducing_variable: Any, kernel: Kernel, *, X: Any, q_mu: tf.Tensor, q_sigma: tf.Tensor, full_cov: bool = False
-) -> Tuple[tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor]:
     Kmm, Kmn, Knn = inducing_covariances(inducing_variable, kernel, X, full_cov=full_cov)
     return preconditioned_conditional(Kmn, Kmm, Knn, q_mu, q_sigma, full_cov=full_cov)
 
@@ -73,7 +74,7 @@ def _diagonal_kl(variance: tf.Tensor, q_mu: tf.Tensor, q_sigma: tf.Tensor) -> tf
 
 def _diagonal_marginals(
     inducing_variable: BasisInducingPoints, kernel: Linear, *, X: Any, q_mu: tf.Tensor, q_sigma: tf.Tensor
-) -> Tuple[tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor]:
     coords, sq_norms = project_inputs(inducing_variable, X)  # [B, R], [B]
     variance = tf.convert_to_tensor(kernel.variance)
     mean = variance * tf.matmul(coords, q_mu)  # [B, P]
@@ -92,16 +93,21 @@ def _prior_kl_basis_linear(
 @kl_and_marginals.register(BasisInducingPoints, Linear)
 def _kl_and_marginals_basis_linear(
     inducing_variable: BasisInducingPoints, kernel: Linear, *, X: Any, q_mu: tf.Tensor, q_sigma: tf.Tensor
-) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     mean, var = _diagonal_marginals(inducing_variable, kernel, X=X, q_mu=q_mu, q_sigma=q_sigma)
     return _diagonal_kl(tf.convert_to_tensor(kernel.variance), q_mu, q_sigma), mean, var
 
 
 @marginals.register(BasisInducingPoints, Linear)
 def _marginals_basis_linear(
-    inducing_variable: BasisInducingPoints, kernel: Linear, *, X: Any, q_mu: tf.Tensor, q_sigma: tf.Tensor,
+    inducing_variable: BasisInducingPoints,
+    kernel: Linear,
+    *,
+    X: Any,
+    q_mu: tf.Tensor,
+    q_sigma: tf.Tensor,
     full_cov: bool = False,
-) -> Tuple[tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor]:
     if not full_cov:
         return _diagonal_marginals(inducing_variable, kernel, X=X, q_mu=q_mu, q_sigma=q_sigma)
     coords, _ = project_inputs(inducing_variable, X)  # [N, R]

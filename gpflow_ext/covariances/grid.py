@@ -26,15 +26,14 @@ P = 2·span; 1.2e-8 for ℓ = 0.7 with the default P = 3·span).
 :class:`GridInducingPoints` (as a dense matrix; the KISS-GP cross-covariance is
 ``K_ZX ≈ K_ZZ Wᵀ``).
 """
-from typing import List, Sequence
 
-import numpy as np
-import scipy.fft
-
-import tensorflow as tf
-from check_shapes import check_shapes
+from collections.abc import Sequence
 
 import gpflow
+import numpy as np
+import scipy.fft
+import tensorflow as tf
+from check_shapes import check_shapes
 from gpflow.base import TensorType
 from gpflow.covariances import Kuf, Kuu
 from gpflow.kernels import IsotropicStationary, Kernel, SquaredExponential
@@ -58,8 +57,7 @@ __all__ = [
 def _check_kernel(grid: GridInducingPoints, kernel: Kernel) -> None:
     if not isinstance(kernel, IsotropicStationary):
         raise TypeError(
-            "grid inducing points need a stationary kernel (IsotropicStationary), "
-            f"got {type(kernel).__name__}"
+            f"grid inducing points need a stationary kernel (IsotropicStationary), got {type(kernel).__name__}"
         )
     if kernel.active_dims != slice(None, None, None):
         raise ValueError("grid kernels must act on all their inputs (no active_dims)")
@@ -70,9 +68,7 @@ def _check_kernel(grid: GridInducingPoints, kernel: Kernel) -> None:
         )
     ls_shape = tuple(kernel.lengthscales.shape)
     if ls_shape not in ((), (grid.input_dim,)):
-        raise ValueError(
-            f"kernel lengthscales must be scalar or [{grid.input_dim}], got shape {ls_shape}"
-        )
+        raise ValueError(f"kernel lengthscales must be scalar or [{grid.input_dim}], got shape {ls_shape}")
 
 
 def _lengthscale_per_dimension(grid: GridInducingPoints, kernel: Kernel) -> tf.Tensor:
@@ -80,7 +76,7 @@ def _lengthscale_per_dimension(grid: GridInducingPoints, kernel: Kernel) -> tf.T
     return kernel.lengthscales * tf.ones([grid.input_dim], dtype=gpflow.default_float())
 
 
-def grid_kuu_columns(grid: GridInducingPoints, kernel: Kernel) -> List[tf.Tensor]:
+def grid_kuu_columns(grid: GridInducingPoints, kernel: Kernel) -> list[tf.Tensor]:
     """First columns of the Toeplitz factors K_d (without jitter), ``[m_d]`` each."""
     _check_kernel(grid, kernel)
     cols = []
@@ -104,9 +100,7 @@ def _toeplitz_dense(col: tf.Tensor) -> tf.Tensor:
     return tf.gather(col, tf.abs(i[:, None] - i[None, :]))  # [m, m]
 
 
-def grid_kuu_factors(
-    grid: GridInducingPoints, kernel: Kernel, jitter: float = 0.0
-) -> List[tf.Tensor]:
+def grid_kuu_factors(grid: GridInducingPoints, kernel: Kernel, jitter: float = 0.0) -> list[tf.Tensor]:
     """Dense factors ``K_d + jitter I`` ``[m_d, m_d]`` with ``K_ZZ = ⊗_d (K_d + jitter I)``."""
     factors = []
     for col in grid_kuu_columns(grid, kernel):
@@ -115,9 +109,7 @@ def grid_kuu_factors(
     return factors
 
 
-def grid_kuu_operator(
-    grid: GridInducingPoints, kernel: Kernel, jitter: float = 0.0
-) -> tf.linalg.LinearOperator:
+def grid_kuu_operator(grid: GridInducingPoints, kernel: Kernel, jitter: float = 0.0) -> tf.linalg.LinearOperator:
     """K_ZZ as a LinearOperator: Toeplitz (1-D) or Kronecker of Toeplitz factors (D-D)."""
     ops = []
     for col in grid_kuu_columns(grid, kernel):
@@ -153,7 +145,7 @@ def grid_circulant_spectra(
     ring_sizes: Sequence[int],
     jitter: float = 0.0,
     num_aliases: int = 3,
-) -> List[tf.Tensor]:
+) -> list[tf.Tensor]:
     """Eigenvalues of the circulant embeddings, one ``[n_d // 2 + 1]`` (rfft order) per dimension.
 
     The squared exponential periodised on a ring of ``n_d`` points (spacing ``h_d``):
@@ -236,9 +228,7 @@ def periodised_grid_kuu(
 
 @Kuu.register(GridInducingPoints, Kernel)
 @check_shapes("return: [M, M]")
-def Kuu_grid(
-    inducing_variable: GridInducingPoints, kernel: Kernel, *, jitter: float = 0.0
-) -> tf.Tensor:
+def Kuu_grid(inducing_variable: GridInducingPoints, kernel: Kernel, *, jitter: float = 0.0) -> tf.Tensor:
     """Dense K_ZZ on the grid (built from the Toeplitz/Kronecker factors)."""
     op = grid_kuu_operator(inducing_variable, kernel, jitter=0.0)
     Kzz = op.to_dense()

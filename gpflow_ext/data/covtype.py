@@ -3,8 +3,8 @@
 ``covtype.data`` is read as published, plain or compressed (``.gz``, ``.bz2``, ``.xz``, ``.zip``: pandas infers
 it from the suffix).
 """
+
 import os
-from typing import Optional
 
 import numpy as np
 
@@ -30,7 +30,7 @@ def read_covtype(path: os.PathLike, dtype=np.float64) -> TabularData:
     return TabularData(values[:, :-1].astype(dtype), y, names, [str(c) for c in range(1, 8)])
 
 
-def load_covtype(data_dir: Optional[os.PathLike] = None) -> TabularData:
+def load_covtype(data_dir: os.PathLike | None = None) -> TabularData:
     """UCI Covertype from ``data_dir`` (``covtype/`` or ``covertype/`` under it, or itself; default
     ``$GPFLOW_EXT_DATA``): ``covtype.data`` plain or ``.gz``/``.bz2``/``.xz``/``.zip``. Local files only.
 

@@ -45,23 +45,50 @@ With the defaults this gives the number of columns ``DIABETES_GROUPED_FEATURES``
 (``age`` and the id codes included, ``?`` kept, ICD-9 codes ungrouped) its own column: 2,518 columns on the
 UCI file.
 """
+
 import csv
 import io
-from typing import List, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import config
 from ._io import DataFormatError, PathLike, locate, open_text
 
-__all__ = ["DiabetesData", "load_diabetes", "read_diabetes_table", "read_ids_mapping", "diabetes_folds", "icd9_group",
-           "ICD9_GROUPS", "DIABETES_TARGETS", "DIABETES_GROUPED_FEATURES"]
+__all__ = [
+    "DiabetesData",
+    "load_diabetes",
+    "read_diabetes_table",
+    "read_ids_mapping",
+    "diabetes_folds",
+    "icd9_group",
+    "ICD9_GROUPS",
+    "DIABETES_TARGETS",
+    "DIABETES_GROUPED_FEATURES",
+]
 
 DIABETES_TARGETS = {"readmitted": ("NO", ">30", "<30"), "readmitted_30d": ("NO or >30", "<30")}
-ICD9_GROUPS = ("circulatory", "respiratory", "digestive", "diabetes", "injury", "musculoskeletal", "genitourinary",
-               "neoplasms", "other")
-NUMERIC_COLUMNS = ("time_in_hospital", "num_lab_procedures", "num_procedures", "num_medications", "number_outpatient",
-                   "number_emergency", "number_inpatient", "number_diagnoses")
+ICD9_GROUPS = (
+    "circulatory",
+    "respiratory",
+    "digestive",
+    "diabetes",
+    "injury",
+    "musculoskeletal",
+    "genitourinary",
+    "neoplasms",
+    "other",
+)
+NUMERIC_COLUMNS = (
+    "time_in_hospital",
+    "num_lab_procedures",
+    "num_procedures",
+    "num_medications",
+    "number_outpatient",
+    "number_emergency",
+    "number_inpatient",
+    "number_diagnoses",
+)
 ID_COLUMNS = ("admission_type_id", "discharge_disposition_id", "admission_source_id")
 DIAGNOSIS_COLUMNS = ("diag_1", "diag_2", "diag_3")
 AGE_MIDPOINTS = {f"[{10 * i}-{10 * (i + 1)})": 10 * i + 5 for i in range(10)}
@@ -75,8 +102,8 @@ class DiabetesData(NamedTuple):
 
     X: np.ndarray
     y: np.ndarray
-    feature_names: List[str]
-    class_names: List[str]
+    feature_names: list[str]
+    class_names: list[str]
     groups: np.ndarray
 
 
@@ -115,7 +142,8 @@ def read_ids_mapping(path: PathLike) -> dict:
     """``IDs_mapping.csv`` -> ``{column: {code: description}}`` for the three id columns."""
     with open_text(path, "ids_mapping_path") as handle:
         text = handle.read()
-    tables, current = {}, None
+    tables: dict[str, dict[str, str]] = {}
+    current = None
     for number, row in enumerate(csv.reader(io.StringIO(text)), start=1):
         if not row or not any(cell.strip() for cell in row):
             current = None  # the ',' separator lines
@@ -151,7 +179,9 @@ def read_diabetes_table(path: PathLike):
         bad = ~frame[column].str.fullmatch(r"\d+")
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataFormatError(f"{path}: line {row + 2}: {column} must be a whole number, got {frame[column].iloc[row]!r}")
+            raise DataFormatError(
+                f"{path}: line {row + 2}: {column} must be a whole number, got {frame[column].iloc[row]!r}"
+            )
         frame[column] = frame[column].astype(np.int64)
     return frame
 
@@ -167,7 +197,7 @@ def _target(frame, target: str, path) -> np.ndarray:
     return (labels == "<30").to_numpy(np.int64)
 
 
-def _one_hot(values, column: str, min_count: int, describe=None) -> Tuple[List[np.ndarray], List[str]]:
+def _one_hot(values, column: str, min_count: int, describe=None) -> tuple[list[np.ndarray], list[str]]:
     """One-hot columns of a string Series, rare categories merged into 'other'; rare and near-constant columns dropped."""
     counts = values.value_counts()
     rare = set(counts.index[counts < min_count])
@@ -182,7 +212,7 @@ def _one_hot(values, column: str, min_count: int, describe=None) -> Tuple[List[n
     return columns, names
 
 
-def _encode_grouped(frame, min_count: int, descriptions: dict) -> Tuple[np.ndarray, List[str]]:
+def _encode_grouped(frame, min_count: int, descriptions: dict) -> tuple[np.ndarray, list[str]]:
     columns, names = [], []
     for column in NUMERIC_COLUMNS:
         columns.append(frame[column].to_numpy(np.float64))
@@ -190,7 +220,9 @@ def _encode_grouped(frame, min_count: int, descriptions: dict) -> Tuple[np.ndarr
     age = frame["age"].map(AGE_MIDPOINTS)
     if age.isna().any():
         row = int(np.flatnonzero(age.isna().to_numpy())[0])
-        raise DataFormatError(f"age must be one of {list(AGE_MIDPOINTS)}, got {frame['age'].iloc[row]!r} (data row {row + 1})")
+        raise DataFormatError(
+            f"age must be one of {list(AGE_MIDPOINTS)}, got {frame['age'].iloc[row]!r} (data row {row + 1})"
+        )
     columns.append(age.to_numpy(np.float64))
     names.append("age")
     skip = {"encounter_id", "patient_nbr", "readmitted", "age", *NUMERIC_COLUMNS}
@@ -210,7 +242,7 @@ def _encode_grouped(frame, min_count: int, descriptions: dict) -> Tuple[np.ndarr
     return np.stack(columns, axis=1), names
 
 
-def _encode_one_hot(frame) -> Tuple[np.ndarray, List[str]]:
+def _encode_one_hot(frame) -> tuple[np.ndarray, list[str]]:
     import pandas as pd
 
     features = frame.drop(columns=["encounter_id", "patient_nbr", "readmitted"])
@@ -222,7 +254,7 @@ def _encode_one_hot(frame) -> Tuple[np.ndarray, List[str]]:
 
 
 def load_diabetes(
-    data_dir: Optional[PathLike] = None,
+    data_dir: PathLike | None = None,
     target: str = "readmitted",
     encoding: str = "grouped",
     min_count: int = 100,
@@ -242,12 +274,20 @@ def load_diabetes(
         raise ValueError(f"encoding must be one of {_ENCODINGS}, got {encoding!r}")
     if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 1:
         raise ValueError(f"min_count must be a positive integer, got {min_count!r}")
-    files = locate("diabetes-130", ["diabetic_data.csv"], data_dir, download=False, folders=_FOLDERS[1:],
-                   optional=["IDs_mapping.csv"], required=False)
+    files = locate(
+        "diabetes-130",
+        ["diabetic_data.csv"],
+        data_dir,
+        download=False,
+        folders=_FOLDERS[1:],
+        optional=["IDs_mapping.csv"],
+        required=False,
+    )
     if files is None:
         where = data_dir if data_dir is not None else f"${config.DATA_ENV} ({config.data_dir()})"
-        raise FileNotFoundError(f"data_dir: diabetic_data.csv (plain, .gz or .xz) not found in {where} or its "
-                                f"sub-folders {list(_FOLDERS)}")
+        raise FileNotFoundError(
+            f"data_dir: diabetic_data.csv (plain, .gz or .xz) not found in {where} or its sub-folders {list(_FOLDERS)}"
+        )
     path = files["diabetic_data.csv"]
     frame = read_diabetes_table(path)
     y = _target(frame, target, path)
@@ -264,7 +304,9 @@ def load_diabetes(
     return DiabetesData(X, y, names, list(DIABETES_TARGETS[target]), groups)
 
 
-def diabetes_folds(data: DiabetesData, n_splits: int = 5, grouped: bool = False, seed: int = 0) -> List[Tuple[np.ndarray, np.ndarray]]:
+def diabetes_folds(
+    data: DiabetesData, n_splits: int = 5, grouped: bool = False, seed: int = 0
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """``[(train_rows, test_rows), ...]`` for K-fold cross-validation, stratified by ``data.y``.
 
     ``grouped=False``: scikit-learn's ``StratifiedKFold`` (shuffled): the plain random K-fold of most papers,
@@ -277,7 +319,9 @@ def diabetes_folds(data: DiabetesData, n_splits: int = 5, grouped: bool = False,
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 2:
         raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
     if len(data.y) != len(data.groups) or len(data.y) != len(data.X):
-        raise ValueError(f"data: X, y and groups must have the same length, got {len(data.X)}, {len(data.y)}, {len(data.groups)}")
+        raise ValueError(
+            f"data: X, y and groups must have the same length, got {len(data.X)}, {len(data.y)}, {len(data.groups)}"
+        )
     if grouped:
         splitter = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
         return list(splitter.split(np.zeros(len(data.y)), data.y, data.groups))

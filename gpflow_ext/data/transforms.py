@@ -10,7 +10,8 @@ the test rows leaks into training:
 >>> np.round(np.asarray(sp.linalg.norm(transform(X), axis=1)), 6).tolist()
 [1.0, 1.0]
 """
-from typing import Any, Optional, Union
+
+from typing import Any, TypeAlias
 
 import numpy as np
 import scipy.sparse
@@ -19,7 +20,7 @@ from ..validation import check_input_matrix
 
 __all__ = ["l2_normalise_rows", "TfidfRows"]
 
-Matrix = Union[np.ndarray, scipy.sparse.csr_matrix]
+Matrix: TypeAlias = np.ndarray | scipy.sparse.csr_matrix
 
 
 def l2_normalise_rows(X: Any) -> Matrix:
@@ -47,12 +48,12 @@ class TfidfRows:
     __name__ = "tfidf_rows"
 
     def __init__(self) -> None:
-        self.idf: Optional[np.ndarray] = None  # [D]
+        self.idf: np.ndarray | None = None  # [D]
 
     def fit(self, X: Any) -> "TfidfRows":
         """Learn the IDF of each feature from the training inputs X [N, D]; returns ``self``."""
         X = check_input_matrix(X, "X", allow_sparse=True, integer="cast", what="inputs")
-        nonzero = (X != 0)
+        nonzero = X != 0
         df = np.asarray(nonzero.sum(axis=0)).ravel()  # [D]
         self.idf = np.log((1.0 + X.shape[0]) / (1.0 + df)) + 1.0  # [D]
         return self

@@ -20,45 +20,151 @@ Connect-4 (https://archive.ics.uci.edu/dataset/26/connect+4): 67557 positions, 4
 ``win``/``loss``/``draw``. Both the UCI text and the PMLB copy (tab-separated, cells b=0, o=1,
 x=2, target draw=0, loss=1, win=2) are read into the same integer coding.
 """
-from typing import List, NamedTuple
+
+from typing import NamedTuple
 
 import numpy as np
 
 from ._io import DataFormatError, PathLike, as_existing_file, open_text
 
-__all__ = ["TabularData", "read_adult", "ADULT_COLUMNS", "ADULT_CATEGORIES", "ADULT_MISSING_COLUMNS", "read_connect4_uci", "read_connect4_pmlb",
-           "connect4_one_hot", "CONNECT4_CELLS", "CONNECT4_CLASSES"]
+__all__ = [
+    "TabularData",
+    "read_adult",
+    "ADULT_COLUMNS",
+    "ADULT_CATEGORIES",
+    "ADULT_MISSING_COLUMNS",
+    "read_connect4_uci",
+    "read_connect4_pmlb",
+    "connect4_one_hot",
+    "CONNECT4_CELLS",
+    "CONNECT4_CLASSES",
+]
 
 
 class TabularData(NamedTuple):
     X: np.ndarray  # [N, D]
     y: np.ndarray  # [N] int64 class index
-    feature_names: List[str]
-    class_names: List[str]
+    feature_names: list[str]
+    class_names: list[str]
 
 
-ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-                 "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country")
+ADULT_COLUMNS = (
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+)
 # Category lists as given in UCI's adult.names.
 ADULT_CATEGORIES = {
-    "workclass": ("Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
-                  "Without-pay", "Never-worked"),
-    "education": ("Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm", "Assoc-voc", "9th",
-                  "7th-8th", "12th", "Masters", "1st-4th", "10th", "Doctorate", "5th-6th", "Preschool"),
-    "marital-status": ("Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
-                       "Married-spouse-absent", "Married-AF-spouse"),
-    "occupation": ("Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial", "Prof-specialty",
-                   "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical", "Farming-fishing", "Transport-moving",
-                   "Priv-house-serv", "Protective-serv", "Armed-Forces"),
+    "workclass": (
+        "Private",
+        "Self-emp-not-inc",
+        "Self-emp-inc",
+        "Federal-gov",
+        "Local-gov",
+        "State-gov",
+        "Without-pay",
+        "Never-worked",
+    ),
+    "education": (
+        "Bachelors",
+        "Some-college",
+        "11th",
+        "HS-grad",
+        "Prof-school",
+        "Assoc-acdm",
+        "Assoc-voc",
+        "9th",
+        "7th-8th",
+        "12th",
+        "Masters",
+        "1st-4th",
+        "10th",
+        "Doctorate",
+        "5th-6th",
+        "Preschool",
+    ),
+    "marital-status": (
+        "Married-civ-spouse",
+        "Divorced",
+        "Never-married",
+        "Separated",
+        "Widowed",
+        "Married-spouse-absent",
+        "Married-AF-spouse",
+    ),
+    "occupation": (
+        "Tech-support",
+        "Craft-repair",
+        "Other-service",
+        "Sales",
+        "Exec-managerial",
+        "Prof-specialty",
+        "Handlers-cleaners",
+        "Machine-op-inspct",
+        "Adm-clerical",
+        "Farming-fishing",
+        "Transport-moving",
+        "Priv-house-serv",
+        "Protective-serv",
+        "Armed-Forces",
+    ),
     "relationship": ("Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"),
     "race": ("White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"),
     "sex": ("Female", "Male"),
-    "native-country": ("United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
-                       "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China", "Cuba", "Iran",
-                       "Honduras", "Philippines", "Italy", "Poland", "Jamaica", "Vietnam", "Mexico", "Portugal",
-                       "Ireland", "France", "Dominican-Republic", "Laos", "Ecuador", "Taiwan", "Haiti", "Columbia",
-                       "Hungary", "Guatemala", "Nicaragua", "Scotland", "Thailand", "Yugoslavia", "El-Salvador",
-                       "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands"),
+    "native-country": (
+        "United-States",
+        "Cambodia",
+        "England",
+        "Puerto-Rico",
+        "Canada",
+        "Germany",
+        "Outlying-US(Guam-USVI-etc)",
+        "India",
+        "Japan",
+        "Greece",
+        "South",
+        "China",
+        "Cuba",
+        "Iran",
+        "Honduras",
+        "Philippines",
+        "Italy",
+        "Poland",
+        "Jamaica",
+        "Vietnam",
+        "Mexico",
+        "Portugal",
+        "Ireland",
+        "France",
+        "Dominican-Republic",
+        "Laos",
+        "Ecuador",
+        "Taiwan",
+        "Haiti",
+        "Columbia",
+        "Hungary",
+        "Guatemala",
+        "Nicaragua",
+        "Scotland",
+        "Thailand",
+        "Yugoslavia",
+        "El-Salvador",
+        "Trinadad&Tobago",
+        "Peru",
+        "Hong",
+        "Holand-Netherlands",
+    ),
 }
 ADULT_CLASSES = ("<=50K", ">50K")
 ADULT_MISSING_COLUMNS = ("workclass", "occupation", "native-country")  # the only columns where UCI's files hold "?"
@@ -69,8 +175,8 @@ def _has_missing_column(column: str, missing: str) -> bool:
     return missing == "category" and column in ADULT_MISSING_COLUMNS
 
 
-def _adult_feature_names(missing: str) -> List[str]:
-    names = []
+def _adult_feature_names(missing: str) -> list[str]:
+    names: list[str] = []
     for column in ADULT_COLUMNS:
         if column in ADULT_CATEGORIES:
             categories = ADULT_CATEGORIES[column] + (("?",) if _has_missing_column(column, missing) else ())
@@ -94,9 +200,14 @@ def read_adult(path: PathLike, missing: str = "category", dtype=np.float64) -> T
     offsets, index = {}, 0
     for column in ADULT_COLUMNS:
         offsets[column] = index
-        index += len(ADULT_CATEGORIES[column]) + _has_missing_column(column, missing) if column in ADULT_CATEGORIES else 1
+        index += (
+            len(ADULT_CATEGORIES[column]) + _has_missing_column(column, missing) if column in ADULT_CATEGORIES else 1
+        )
     lookup = {
-        column: {category: i for i, category in enumerate(ADULT_CATEGORIES[column] + (("?",) if column in ADULT_MISSING_COLUMNS else ()))}
+        column: {
+            category: i
+            for i, category in enumerate(ADULT_CATEGORIES[column] + (("?",) if column in ADULT_MISSING_COLUMNS else ()))
+        }
         for column in ADULT_CATEGORIES
     }
     rows, labels = [], []
@@ -107,10 +218,14 @@ def read_adult(path: PathLike, missing: str = "category", dtype=np.float64) -> T
                 continue  # blank lines and the test file's comment line
             fields = [field.strip() for field in line.split(",")]
             if len(fields) != 15:
-                raise DataFormatError(f"{path}: line {number}: expected 15 comma-separated fields (14 attributes + class), got {len(fields)}")
+                raise DataFormatError(
+                    f"{path}: line {number}: expected 15 comma-separated fields (14 attributes + class), got {len(fields)}"
+                )
             label = fields[14].rstrip(".")
             if label not in ADULT_CLASSES:
-                raise DataFormatError(f"{path}: line {number}: class must be '<=50K' or '>50K' (optionally with '.'), got {fields[14]!r}")
+                raise DataFormatError(
+                    f"{path}: line {number}: class must be '<=50K' or '>50K' (optionally with '.'), got {fields[14]!r}"
+                )
             if missing == "drop" and "?" in fields[:14]:
                 continue
             row = np.zeros(len(names), dtype=dtype)
@@ -118,7 +233,9 @@ def read_adult(path: PathLike, missing: str = "category", dtype=np.float64) -> T
                 if column in ADULT_CATEGORIES:
                     position = lookup[column].get(value)
                     if position is None and value == "?":
-                        raise DataFormatError(f"{path}: line {number}: '?' (missing) in {column}, where Adult has no missing values")
+                        raise DataFormatError(
+                            f"{path}: line {number}: '?' (missing) in {column}, where Adult has no missing values"
+                        )
                     if position is None:
                         raise DataFormatError(f"{path}: line {number}: unknown {column} category {value!r}")
                     row[offsets[column] + position] = 1.0
@@ -126,7 +243,9 @@ def read_adult(path: PathLike, missing: str = "category", dtype=np.float64) -> T
                     try:
                         row[offsets[column]] = float(value)
                     except ValueError:
-                        raise DataFormatError(f"{path}: line {number}: {column} must be a number, got {value!r}") from None
+                        raise DataFormatError(
+                            f"{path}: line {number}: {column} must be a number, got {value!r}"
+                        ) from None
             rows.append(row)
             labels.append(ADULT_CLASSES.index(label))
     if not labels:
@@ -152,12 +271,16 @@ def read_connect4_uci(path: PathLike) -> TabularData:
     for i, line in enumerate(lines):
         fields = line.split(",")
         if len(fields) != 43:
-            raise DataFormatError(f"{path}: line {i + 1}: expected 43 comma-separated fields (42 cells + class), got {len(fields)}")
+            raise DataFormatError(
+                f"{path}: line {i + 1}: expected 43 comma-separated fields (42 cells + class), got {len(fields)}"
+            )
         try:
             cells[i] = [_CELL_CODE[field] for field in fields[:42]]
             labels[i] = CONNECT4_CLASSES.index(fields[42])
         except (KeyError, ValueError):
-            raise DataFormatError(f"{path}: line {i + 1}: cells must be b/o/x and the class win/loss/draw, got {line[:60]!r}") from None
+            raise DataFormatError(
+                f"{path}: line {i + 1}: cells must be b/o/x and the class win/loss/draw, got {line[:60]!r}"
+            ) from None
     if not lines:
         raise DataFormatError(f"{path}: no Connect-4 rows found")
     return TabularData(cells, labels, list(CONNECT4_CELLS), list(CONNECT4_CLASSES))
@@ -170,7 +293,9 @@ def read_connect4_pmlb(path: PathLike) -> TabularData:
         header = handle.readline().split()
         expected = list(CONNECT4_CELLS) + ["target"]
         if header != expected:
-            raise DataFormatError(f"{path}: header must be the 42 cells a1..g6 then 'target' (PMLB connect_4), got {header[:4]}...")
+            raise DataFormatError(
+                f"{path}: header must be the 42 cells a1..g6 then 'target' (PMLB connect_4), got {header[:4]}..."
+            )
         lines = [line for line in handle.read().split("\n") if line.strip()]
     try:
         table = np.array([line.split("\t") for line in lines], dtype=np.int64)
@@ -191,5 +316,3 @@ def connect4_one_hot(cells: np.ndarray, dtype=np.float64) -> np.ndarray:
     if cells.size and (cells.min() < 0 or cells.max() > 2):
         raise ValueError("cells must be coded 0 (b), 1 (o) or 2 (x)")
     return np.eye(3, dtype=dtype)[cells].reshape(cells.shape[0], 126)
-
-

@@ -17,9 +17,10 @@ Example
 >>> iv.num_inducing, iv.orthonormal_basis, bool(iv.A.trainable)
 (8, True, False)
 """
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ class BasisInducingPoints(SubspaceInducingPoints):
     :param basis: X̃ [R, D] with orthonormal rows (checked on random probe vectors).
     """
 
-    def __init__(self, basis: Any, name: Optional[str] = None):
+    def __init__(self, basis: Any, name: str | None = None):
         basis = np.asarray(basis)
         if basis.ndim != 2:
             raise ValueError(f"`basis` must be a 2-D matrix [R, D], got shape {basis.shape}")
@@ -43,7 +44,7 @@ class BasisInducingPoints(SubspaceInducingPoints):
         super().__init__(basis, np.eye(basis.shape[0]), trainable_A=False, name=name, orthonormal=True)
 
     @classmethod
-    def from_data(cls, X: Any, rank: int, seed: int = 0) -> "BasisInducingPoints":  # type: ignore[override]
+    def from_data(cls, X: Any, rank: int, seed: int = 0) -> BasisInducingPoints:  # type: ignore[override]
         """X̃ = the ``rank`` leading right-singular vectors of X [N, D] (dense or scipy.sparse), as in
         :meth:`SubspaceInducingPoints.from_data`; R = min(N, D) spans every row of X."""
         X = _validate_data_matrix(X)
@@ -60,9 +61,9 @@ class BasisInducingPoints(SubspaceInducingPoints):
         seed: int = 0,
         *,
         passes: int = 3,
-        oversample: Optional[int] = None,
+        oversample: int | None = None,
         work_dtype: Any = np.float64,
-    ) -> "BasisInducingPoints":
+    ) -> BasisInducingPoints:
         """X̃ from data read in row blocks, as :meth:`SubspaceInducingPoints.from_stream` builds it (a
         randomized subspace iteration with ``passes`` passes; X is never held whole), with no k-means.
 
@@ -73,6 +74,14 @@ class BasisInducingPoints(SubspaceInducingPoints):
         """
         from .subspace_stream import streamed_subspace_basis
 
-        basis = streamed_subspace_basis(blocks, rank, num_features, passes=passes, oversample=oversample,
-                                        kmeans_sample=1, seed=seed, dtype=work_dtype)
+        basis = streamed_subspace_basis(
+            blocks,
+            rank,
+            num_features,
+            passes=passes,
+            oversample=oversample,
+            kmeans_sample=1,
+            seed=seed,
+            dtype=work_dtype,
+        )
         return cls(basis.Vt)

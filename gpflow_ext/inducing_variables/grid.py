@@ -20,14 +20,15 @@ outside, ``out_of_range`` decides: ``"clamp"`` (default) moves them to the neare
 range (so f(x) = f(clamp(x)), a constant extrapolation), ``"error"`` raises. Map features into
 the range with :class:`BoundedScaling` (a tanh layer) and no input is ever outside.
 """
-import numbers
-from typing import Any, Optional, Sequence, Tuple, Union
 
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-
-import gpflow
 from gpflow.base import TensorType
 from gpflow.inducing_variables import InducingVariables
 from gpflow.keras import tf_keras
@@ -78,21 +79,19 @@ class GridInducingPoints(InducingVariables):
 
     def __init__(
         self,
-        num_grid_points: Union[int, Sequence[int]] = 64,
+        num_grid_points: int | Sequence[int] = 64,
         input_dim: int = 1,
         lower: float = -1.0,
         upper: float = 1.0,
         out_of_range: str = "clamp",
-        name: Optional[str] = None,
+        name: str | None = None,
     ):
         super().__init__(name=name)
         input_dim = check_positive_int(input_dim, "input_dim")
         if not isinstance(num_grid_points, (numbers.Number, str)) and hasattr(num_grid_points, "__iter__"):
             sizes = [check_positive_int(s, f"num_grid_points[{d}]", minimum=4) for d, s in enumerate(num_grid_points)]
             if len(sizes) != input_dim:
-                raise ValueError(
-                    f"num_grid_points has {len(sizes)} entries but input_dim={input_dim}"
-                )
+                raise ValueError(f"num_grid_points has {len(sizes)} entries but input_dim={input_dim}")
         else:
             sizes = [check_positive_int(num_grid_points, "num_grid_points", minimum=4)] * input_dim
         for arg, value in (("lower", lower), ("upper", upper)):
@@ -102,7 +101,7 @@ class GridInducingPoints(InducingVariables):
         if not lower < upper:
             raise ValueError(f"need finite lower < upper, got lower={lower}, upper={upper}")
         check_choice(out_of_range, "out_of_range", ("clamp", "error"))
-        self.grid_sizes: Tuple[int, ...] = tuple(sizes)
+        self.grid_sizes: tuple[int, ...] = tuple(sizes)
         self.input_dim = int(input_dim)
         self.lower, self.upper = lower, upper
         self.out_of_range = out_of_range
@@ -138,9 +137,7 @@ class GridInducingPoints(InducingVariables):
     "return[0]: [batch..., K]",
     "return[1]: [batch..., K]",
 )
-def interpolation_indices_and_weights(
-    grid: GridInducingPoints, X: TensorType
-) -> Tuple[tf.Tensor, tf.Tensor]:
+def interpolation_indices_and_weights(grid: GridInducingPoints, X: TensorType) -> tuple[tf.Tensor, tf.Tensor]:
     """Rows of the sparse interpolation matrix W: column indices and weights, K = 4^D each.
 
     ``f(X) ≈ Σ_k weights[..., k] · u[indices[..., k]]`` (KISS-GP local cubic interpolation).
@@ -162,9 +159,7 @@ def interpolation_indices_and_weights(
         tf.debugging.assert_greater_equal(
             X, tf.cast(grid.lower, X.dtype), message="features below the grid's lower bound"
         )
-        tf.debugging.assert_less_equal(
-            X, tf.cast(grid.upper, X.dtype), message="features above the grid's upper bound"
-        )
+        tf.debugging.assert_less_equal(X, tf.cast(grid.upper, X.dtype), message="features above the grid's upper bound")
     X = tf.clip_by_value(X, grid.lower, grid.upper)
     batch_shape = tf.shape(X)[:-1]
     idx_all: Any = None
@@ -179,7 +174,7 @@ def interpolation_indices_and_weights(
         if idx_all is None:
             idx_all, w_all = idx, w
         else:  # row-major flattening: previous dims slower
-            idx_all = (idx_all[..., :, None] * m + idx[..., None, :])
+            idx_all = idx_all[..., :, None] * m + idx[..., None, :]
             w_all = w_all[..., :, None] * w[..., None, :]
             new_shape = tf.concat([batch_shape, [-1]], axis=0)
             idx_all = tf.reshape(idx_all, new_shape)

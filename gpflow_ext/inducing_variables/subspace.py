@@ -27,9 +27,10 @@ Example
 >>> float(model.elbo((X, Y))) < 0.0
 True
 """
+
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any
 
 import gpflow
 import numpy as np
@@ -65,9 +66,7 @@ def _validate_data_matrix(X: Any, name: str = "X") -> Any:
     return X
 
 
-def subspace_basis(
-    X: Any, rank: int, *, seed: int = 0, n_iter: int = 7
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def subspace_basis(X: Any, rank: int, *, seed: int = 0, n_iter: int = 7) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Truncated SVD X ≈ U S Vᵀ with ``rank`` components (Section 2.2).
 
     Works on a dense array or on a ``scipy.sparse`` matrix without densifying it (randomized SVD,
@@ -99,13 +98,11 @@ def subspace_basis(
     else:
         from sklearn.utils.extmath import randomized_svd
 
-        U, S, Vt = randomized_svd(
-            X, n_components=rank, n_oversamples=10 + rank // 10, n_iter=n_iter, random_state=seed
-        )
+        U, S, Vt = randomized_svd(X, n_components=rank, n_oversamples=10 + rank // 10, n_iter=n_iter, random_state=seed)
     return _fix_signs(U, S, Vt)
 
 
-def _distinct_rows(coords: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+def _distinct_rows(coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of ``coords`` [N, R] and their counts. Rows equal up to the SVD's rounding
     (1e-9 of the largest entry) count as one, so identical rows of X are merged."""
     scale = float(np.max(np.abs(coords))) if coords.size else 0.0
@@ -118,7 +115,7 @@ def _distinct_rows(coords: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     return coords[order], np.array([counts_by_first[i] for i in order], dtype=np.float64)
 
 
-def _fix_signs(U: np.ndarray, S: np.ndarray, Vt: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _fix_signs(U: np.ndarray, S: np.ndarray, Vt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Deterministic sign convention: the largest-magnitude entry of each right vector is positive."""
     rank = S.shape[0]
     signs = np.sign(Vt[np.arange(rank), np.argmax(np.abs(Vt), axis=1)])
@@ -126,7 +123,7 @@ def _fix_signs(U: np.ndarray, S: np.ndarray, Vt: np.ndarray) -> Tuple[np.ndarray
     return U * signs, S, Vt * signs[:, None]
 
 
-def _svd_via_gram(X: Any, rank: int) -> Tuple[Optional[np.ndarray], np.ndarray, np.ndarray]:
+def _svd_via_gram(X: Any, rank: int) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """Leading SVD of a sparse X with min(N, D) small, from the eigenpairs of X Xᵀ (or XᵀX).
 
     The Gram matrix is a sparse product (never densifying X); the other singular vectors follow by
@@ -165,11 +162,14 @@ def _check_orthonormal(basis: np.ndarray, probes: int = 4, tolerance: float = 1e
     u = np.random.default_rng(0).standard_normal((basis.shape[0], probes)).astype(basis.dtype)  # [R, p]
     error = np.max(np.abs(basis @ (basis.T @ u) - u)) / np.max(np.abs(u))
     if not error <= tolerance:
-        raise ValueError(f"`orthonormal=True` but the basis rows are not orthonormal (X̃ X̃ᵀ u differs from u by {error:.2e})")
+        raise ValueError(
+            f"`orthonormal=True` but the basis rows are not orthonormal (X̃ X̃ᵀ u differs from u by {error:.2e})"
+        )
 
 
-def _kmeans_weights(coords: np.ndarray, num_inducing: int, rank: int, seed: int, max_iter: int,
-                    sampled: str) -> np.ndarray:
+def _kmeans_weights(
+    coords: np.ndarray, num_inducing: int, rank: int, seed: int, max_iter: int, sampled: str
+) -> np.ndarray:
     """A [M, R]: k-means centres of the rows' coordinates in the basis (Section 2.2).
 
     k-means runs on the distinct rows weighted by their counts (the same objective as on all rows):
@@ -214,8 +214,9 @@ class SubspaceInducingPoints(InducingVariables):
         "basis: [R, D]",
         "A: [M, R_A]",  # R_A = R is checked below with a ValueError
     )
-    def __init__(self, basis: Any, A: Any, trainable_A: bool = True, name: Optional[str] = None,
-                 orthonormal: Optional[bool] = None):
+    def __init__(
+        self, basis: Any, A: Any, trainable_A: bool = True, name: str | None = None, orthonormal: bool | None = None
+    ):
         super().__init__(name=name)
         dtype = gpflow.default_float()
         basis_np = _as_float_array(basis)  # float32 stays float32: at D = 2e5, R = 2000 a float64 copy is 3.3 GB
@@ -225,9 +226,7 @@ class SubspaceInducingPoints(InducingVariables):
         if not np.all(np.isfinite(A_np)):
             raise ValueError("`A` contains NaN or inf values")
         if A_np.shape[1] != basis_np.shape[0]:
-            raise ValueError(
-                f"`A` must have one column per basis vector: A is {A_np.shape}, basis is {basis_np.shape}"
-            )
+            raise ValueError(f"`A` must have one column per basis vector: A is {A_np.shape}, basis is {basis_np.shape}")
         self.rank, self.input_dim = basis_np.shape
         # X̃ᵀ [D, R]: rows are gathered by sparse minibatches (sparse_dense_matmul)
         self.basis_t = tf.constant(np.ascontiguousarray(basis_np.T, dtype=tf.as_dtype(dtype).as_numpy_dtype))  # [D, R]
@@ -253,8 +252,8 @@ class SubspaceInducingPoints(InducingVariables):
         *,
         trainable_A: bool = True,
         kmeans_max_iter: int = 100,
-        kmeans_sample: Optional[int] = 100_000,
-    ) -> "SubspaceInducingPoints":
+        kmeans_sample: int | None = 100_000,
+    ) -> SubspaceInducingPoints:
         """Build X̃ and A from data as in Section 2.2.
 
         X̃ = the ``rank`` leading right-singular vectors of X (truncated SVD; a ``scipy.sparse`` X is
@@ -272,8 +271,7 @@ class SubspaceInducingPoints(InducingVariables):
         num_inducing = check_positive_int(num_inducing, "num_inducing")
         if not 1 <= num_inducing <= N:
             raise ValueError(
-                f"`num_inducing` must satisfy 1 <= num_inducing <= N = {N} (number of rows of X), "
-                f"got {num_inducing}"
+                f"`num_inducing` must satisfy 1 <= num_inducing <= N = {N} (number of rows of X), got {num_inducing}"
             )
         U, S, Vt = subspace_basis(X, rank, seed=seed)
         coords = U * S  # [N, R] = X X̃ᵀ (the rows of X in the basis)
@@ -295,12 +293,12 @@ class SubspaceInducingPoints(InducingVariables):
         seed: int = 0,
         *,
         passes: int = 3,
-        oversample: Optional[int] = None,
+        oversample: int | None = None,
         trainable_A: bool = True,
         kmeans_max_iter: int = 100,
         kmeans_sample: int = 20_000,
         work_dtype: Any = np.float64,
-    ) -> "SubspaceInducingPoints":
+    ) -> SubspaceInducingPoints:
         """Build X̃ and A as :meth:`from_data` does, from data read in row blocks (Section 2.2).
 
         X̃ comes from a randomized subspace iteration on XᵀX with ``passes`` passes over the
@@ -318,12 +316,22 @@ class SubspaceInducingPoints(InducingVariables):
 
         num_inducing = check_positive_int(num_inducing, "num_inducing")
         basis = streamed_subspace_basis(
-            blocks, rank, num_features, passes=passes, oversample=oversample, kmeans_sample=kmeans_sample,
-            seed=seed, dtype=work_dtype,
+            blocks,
+            rank,
+            num_features,
+            passes=passes,
+            oversample=oversample,
+            kmeans_sample=kmeans_sample,
+            seed=seed,
+            dtype=work_dtype,
         )
         if num_inducing > basis.num_data:
-            raise ValueError(f"`num_inducing` must satisfy 1 <= num_inducing <= N = {basis.num_data}, got {num_inducing}")
-        sampled = f" (in a random sample of kmeans_sample={kmeans_sample} rows)" if basis.num_data > kmeans_sample else ""
+            raise ValueError(
+                f"`num_inducing` must satisfy 1 <= num_inducing <= N = {basis.num_data}, got {num_inducing}"
+            )
+        sampled = (
+            f" (in a random sample of kmeans_sample={kmeans_sample} rows)" if basis.num_data > kmeans_sample else ""
+        )
         A = _kmeans_weights(basis.coords, num_inducing, rank, seed, kmeans_max_iter, sampled)
         return cls(basis.Vt, A, trainable_A=trainable_A, orthonormal=True)
 

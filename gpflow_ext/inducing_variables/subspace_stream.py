@@ -15,7 +15,9 @@ exact leading right-singular vectors, up to signs. Memory: two [D, L] arrays (pl
 copy) and ``kmeans_sample × L`` coordinates; each block costs nnz(X_b)·L per product, and only the
 columns a block touches are gathered and updated.
 """
-from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Union
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NamedTuple, TypeAlias
 
 import numpy as np
 import scipy.linalg
@@ -23,7 +25,7 @@ import scipy.sparse
 
 __all__ = ["StreamedBasis", "streamed_subspace_basis", "as_block"]
 
-Blocks = Union[Callable[[], Iterable[Any]], Iterable[Any]]
+Blocks: TypeAlias = Callable[[], Iterable[Any]] | Iterable[Any]
 
 
 class StreamedBasis(NamedTuple):
@@ -35,7 +37,7 @@ class StreamedBasis(NamedTuple):
     num_data: int  # N, rows seen per pass
 
 
-def as_block(block: Any, dtype=np.float64) -> Union[np.ndarray, scipy.sparse.csr_matrix]:
+def as_block(block: Any, dtype=np.float64) -> np.ndarray | scipy.sparse.csr_matrix:
     """A block of rows as CSR or a dense array: scipy.sparse, numpy, ``tf.SparseTensor``/``tf.Tensor``, or a
     tuple ``(X, Y, ...)`` (its X)."""
     if isinstance(block, tuple):
@@ -45,15 +47,19 @@ def as_block(block: Any, dtype=np.float64) -> Union[np.ndarray, scipy.sparse.csr
     if hasattr(block, "dense_shape"):  # tf.SparseTensor
         indices = block.indices.numpy()
         shape = tuple(int(n) for n in block.dense_shape.numpy())
-        return scipy.sparse.csr_matrix((block.values.numpy().astype(dtype), (indices[:, 0], indices[:, 1])), shape=shape)
+        return scipy.sparse.csr_matrix(
+            (block.values.numpy().astype(dtype), (indices[:, 0], indices[:, 1])), shape=shape
+        )
     return np.asarray(block.numpy() if hasattr(block, "numpy") else block, dtype=dtype)
 
 
 def _iterate(blocks: Blocks, dtype) -> Iterator[Any]:
     source = blocks() if callable(blocks) else blocks
     if isinstance(source, Iterator) and not callable(blocks):
-        raise TypeError("blocks: a one-shot iterator cannot be read several times; pass a function returning "
-                        "a fresh iterable (e.g. source.blocks) or a re-iterable (list, tf.data.Dataset)")
+        raise TypeError(
+            "blocks: a one-shot iterator cannot be read several times; pass a function returning "
+            "a fresh iterable (e.g. source.blocks) or a re-iterable (list, tf.data.Dataset)"
+        )
     for block in source:
         block = as_block(block, dtype)
         if block.ndim != 2:
@@ -61,7 +67,7 @@ def _iterate(blocks: Blocks, dtype) -> Iterator[Any]:
         yield block
 
 
-def _gram_times(blocks: Blocks, Q: np.ndarray, sample: Optional[np.ndarray] = None):
+def _gram_times(blocks: Blocks, Q: np.ndarray, sample: np.ndarray | None = None):
     """Σ_b X_bᵀ (X_b Q) [D, L], the number of rows, and X_s Q for the rows in ``sample`` (sorted)."""
     D = Q.shape[0]
     out = np.zeros_like(Q)
@@ -104,7 +110,7 @@ def streamed_subspace_basis(
     num_features: int,
     *,
     passes: int = 3,
-    oversample: Optional[int] = None,
+    oversample: int | None = None,
     kmeans_sample: int = 20_000,
     seed: int = 0,
     dtype=np.float64,
@@ -120,8 +126,12 @@ def streamed_subspace_basis(
     :param kmeans_sample: rows whose coordinates X_s X̃ᵀ are returned (uniform, without replacement).
     :param dtype: float type of the [D, L] work arrays (float32 halves their memory).
     """
-    for name, value, low in (("rank", rank, 1), ("num_features", num_features, 1), ("passes", passes, 2),
-                             ("kmeans_sample", kmeans_sample, 1)):
+    for name, value, low in (
+        ("rank", rank, 1),
+        ("num_features", num_features, 1),
+        ("passes", passes, 2),
+        ("kmeans_sample", kmeans_sample, 1),
+    ):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
             raise ValueError(f"`{name}` must be an integer >= {low}, got {value!r}")
     if rank > num_features:
@@ -142,8 +152,10 @@ def streamed_subspace_basis(
     del Y
     Y, rows, T = _gram_times(blocks, Q, sample)  # [D, L] = G Q, [n_s, L] = X_s Q
     if rows != num_data:
-        raise ValueError(f"blocks: the passes over the data saw {num_data} and then {rows} rows; the blocks must "
-                         "be the same rows every time")
+        raise ValueError(
+            f"blocks: the passes over the data saw {num_data} and then {rows} rows; the blocks must "
+            "be the same rows every time"
+        )
     small = (Q.T @ Y).astype(np.float64)  # [L, L] = Qᵀ G Q
     del Y
     eigvals, W = scipy.linalg.eigh((small + small.T) / 2)

@@ -3,13 +3,18 @@
 A missing entry of y contributes nothing: Σ_{d observed} E_{q(f_d)} log p(y_d | f_d), each term the
 likelihood's own ``variational_expectations`` (for ``gpflow.likelihoods.Gaussian``: log N(y_d | μ_d, σ²) - v_d/(2σ²)).
 """
+
 import gpflow
 import tensorflow as tf
 from check_shapes import check_shapes
 
-__all__ = ["entrywise_variational_expectations", "entrywise_predict_log_density", "masked_variational_expectations",
-           "masked_predict_log_density",
-           "masked_gaussian_expected_log_likelihood"]
+__all__ = [
+    "entrywise_variational_expectations",
+    "entrywise_predict_log_density",
+    "masked_variational_expectations",
+    "masked_predict_log_density",
+    "masked_gaussian_expected_log_likelihood",
+]
 
 #: shapes of the entry-wise terms: X [..., Q] of a row broadcast over its D entries
 _entrywise_shapes = check_shapes(
@@ -52,7 +57,9 @@ def _sum_observed(per_entry_terms, likelihood, X, Y, mask, f_mean, f_var) -> tf.
     "f_var: [batch..., D]",
     "return: [batch...]",
 )
-def masked_variational_expectations(likelihood: gpflow.likelihoods.ScalarLikelihood, X, Y, mask, f_mean, f_var) -> tf.Tensor:
+def masked_variational_expectations(
+    likelihood: gpflow.likelihoods.ScalarLikelihood, X, Y, mask, f_mean, f_var
+) -> tf.Tensor:
     """Σ_{d observed} E_{N(f; μ_d, v_d)} log p(y_d | f) (eq. 20-21, 5). Missing entries (mask False) contribute
     exactly zero, whatever ``Y`` holds there (NaN included)."""
     return _sum_observed(entrywise_variational_expectations, likelihood, X, Y, mask, f_mean, f_var)  # [...]

@@ -4,13 +4,13 @@
 and ``A`` [C, J] a mixing matrix initialised to the identity (Section 5, "Model Training") and
 learned jointly, so that the C class scores can borrow strength from correlated GPs.
 """
-from typing import Any, Optional
 
+from typing import Any
+
+import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
-
-import gpflow
 from gpflow import Parameter
 from gpflow.base import TensorType
 from gpflow.likelihoods import MonteCarloLikelihood
@@ -37,8 +37,8 @@ class MixedSoftmax(MonteCarloLikelihood):
     def __init__(
         self,
         num_classes: int,
-        num_latent_gps: Optional[int] = None,
-        mixing: Optional[np.ndarray] = None,
+        num_latent_gps: int | None = None,
+        mixing: np.ndarray | None = None,
         **kwargs: Any,
     ) -> None:
         num_classes = check_positive_int(num_classes, "num_classes", minimum=2)

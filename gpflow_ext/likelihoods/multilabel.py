@@ -23,7 +23,6 @@ Labels are 0/1 (absent/present). In this module they are either a dense ``[N, K]
 holding the positive labels only (the large-``K`` path of eq. 23, which never builds a
 ``B × K`` tensor when negative labels are sub-sampled).
 """
-from typing import Optional, Tuple
 
 import gpflow
 import numpy as np
@@ -49,7 +48,7 @@ __all__ = [
 DEFAULT_NUM_GAUSS_HERMITE_POINTS = 20
 
 
-def gauss_hermite_normal(num_points: int, dtype=None) -> Tuple[tf.Tensor, tf.Tensor]:
+def gauss_hermite_normal(num_points: int, dtype=None) -> tuple[tf.Tensor, tf.Tensor]:
     """Nodes and weights with ``E_{N(0,1)}[g(ε)] ≈ Σ_h w_h g(ε_h)`` (physicists' rule rescaled)."""
     num_points = check_positive_int(num_points, "num_points")
     dtype = dtype or gpflow.default_float()
@@ -100,7 +99,7 @@ def expected_sigmoid(
     return tf.reduce_sum(tf.math.sigmoid(f) * weights, axis=-1)  # [batch...]
 
 
-def _positives_by_row(labels: tf.SparseTensor) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+def _positives_by_row(labels: tf.SparseTensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Row ids [T], label ids [T] (sorted within rows) and positives per row [B]."""
     labels = tf.sparse.reorder(labels)
     row_ids = labels.indices[:, 0]  # [T]
@@ -116,7 +115,7 @@ def sample_negative_labels(
     labels: tf.SparseTensor,
     num_samples: int,
     uniform: TensorType,
-) -> Tuple[tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor]:
     """Draw ``num_samples`` negative labels per row, uniformly from N_i, with replacement.
 
     :param labels: ``tf.SparseTensor`` [B, K] whose stored entries are the positive labels.
@@ -134,12 +133,10 @@ def sample_negative_labels(
     row_ids, label_ids, num_positive = _positives_by_row(labels)
     num_rows = tf.shape(num_positive, out_type=tf.int64)[0]
     row_starts = tf.cumsum(num_positive, exclusive=True)  # [B]
-    rank_in_row = tf.range(tf.shape(row_ids, out_type=tf.int64)[0]) - tf.gather(
-        row_starts, row_ids
-    )  # [T]
-    keys = tf.RaggedTensor.from_value_rowids(
-        label_ids - rank_in_row, row_ids, nrows=num_rows
-    ).to_tensor(default_value=num_labels)  # [B, max |P_i|], padding never counts
+    rank_in_row = tf.range(tf.shape(row_ids, out_type=tf.int64)[0]) - tf.gather(row_starts, row_ids)  # [T]
+    keys = tf.RaggedTensor.from_value_rowids(label_ids - rank_in_row, row_ids, nrows=num_rows).to_tensor(
+        default_value=num_labels
+    )  # [B, max |P_i|], padding never counts
     keys = tf.concat([keys, tf.fill([num_rows, 1], num_labels)], axis=1)  # [B, max|P_i|+1]
     num_negative = num_labels - num_positive  # [B]
     scaled = tf.floor(uniform * tf.cast(num_negative, uniform.dtype)[:, None])  # [B, S]
@@ -161,12 +158,12 @@ def sample_negative_labels(
 def multilabel_expected_log_likelihood(
     h_mean: TensorType,
     h_var: TensorType,
-    loadings: Optional[TensorType],
+    loadings: TensorType | None,
     bias: TensorType,
     labels: tf.SparseTensor,
-    num_negative_samples: Optional[int] = None,
+    num_negative_samples: int | None = None,
     num_points: int = DEFAULT_NUM_GAUSS_HERMITE_POINTS,
-    uniform: Optional[TensorType] = None,
+    uniform: TensorType | None = None,
 ) -> tf.Tensor:
     """Per-instance data term of the MLGPF bound, exact (eq. 20) or label-sub-sampled (eq. 23).
 
@@ -186,15 +183,11 @@ def multilabel_expected_log_likelihood(
     """
     num_rows = tf.shape(h_mean, out_type=tf.int64)[0]
     row_ids, label_ids, _ = _positives_by_row(labels)
-    pos_mean, pos_var = gathered_utility_moments(
-        h_mean, h_var, loadings, bias, label_ids, row_ids
-    )  # [T], [T]
+    pos_mean, pos_var = gathered_utility_moments(h_mean, h_var, loadings, bias, label_ids, row_ids)  # [T], [T]
 
     if num_negative_samples is None or num_negative_samples >= bias.shape[0]:
         f_mean, f_var = utility_moments(h_mean, h_var, loadings, bias)  # [B, K]
-        all_negative = tf.reduce_sum(
-            expected_log_sigmoid(f_mean, f_var, num_points) - f_mean, axis=-1
-        )  # [B]
+        all_negative = tf.reduce_sum(expected_log_sigmoid(f_mean, f_var, num_points) - f_mean, axis=-1)  # [B]
         positive_correction = tf.math.unsorted_segment_sum(pos_mean, row_ids, num_rows)  # [B]
         return all_negative + positive_correction
 
@@ -205,12 +198,8 @@ def multilabel_expected_log_likelihood(
     )  # [B]
     negatives, num_negative = sample_negative_labels(labels, num_negative_samples, uniform)
     neg_rows = tf.broadcast_to(tf.range(num_rows)[:, None], tf.shape(negatives))  # [B, S]
-    neg_mean, neg_var = gathered_utility_moments(
-        h_mean, h_var, loadings, bias, negatives, neg_rows
-    )  # [B, S], [B, S]
-    negative_sum = tf.reduce_sum(
-        expected_log_sigmoid(neg_mean, neg_var, num_points) - neg_mean, axis=-1
-    )  # [B]
+    neg_mean, neg_var = gathered_utility_moments(h_mean, h_var, loadings, bias, negatives, neg_rows)  # [B, S], [B, S]
+    negative_sum = tf.reduce_sum(expected_log_sigmoid(neg_mean, neg_var, num_points) - neg_mean, axis=-1)  # [B]
     weight = tf.cast(num_negative, h_mean.dtype) / tf.cast(num_negative_samples, h_mean.dtype)
     return positive_term + weight * negative_sum  # [B]
 
@@ -231,8 +220,8 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
         self,
         num_labels: int,
         num_latent_gps: int,
-        loadings: Optional[TensorType] = None,
-        bias: Optional[TensorType] = None,
+        loadings: TensorType | None = None,
+        bias: TensorType | None = None,
         num_gauss_hermite_points: int = DEFAULT_NUM_GAUSS_HERMITE_POINTS,
         seed: int = 0,
         independent_labels: bool = False,
@@ -260,7 +249,7 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
         self.bias = gpflow.Parameter(bias, name="bias")  # b [K]
 
     @staticmethod
-    def _initial_loadings(loadings: Optional[TensorType], num_labels: int, num_latent_gps: int, seed: int) -> np.ndarray:
+    def _initial_loadings(loadings: TensorType | None, num_labels: int, num_latent_gps: int, seed: int) -> np.ndarray:
         """Φ as given (checked) or N(0, 1/P) draws."""
         if loadings is None:
             rng = np.random.default_rng(seed)
@@ -281,8 +270,8 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
         h_mean: TensorType,
         h_var: TensorType,
         labels: tf.SparseTensor,
-        num_negative_samples: Optional[int] = None,
-        uniform: Optional[TensorType] = None,
+        num_negative_samples: int | None = None,
+        uniform: TensorType | None = None,
     ) -> tf.Tensor:
         """Per-row data term of eq. 20 (exact) or eq. 23 (sub-sampled negatives); see
         :func:`multilabel_expected_log_likelihood`."""
@@ -323,7 +312,7 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
         p = tf.sigmoid(self._utilities(F))
         return p - tf.square(p)
 
-    def _moments(self, Fmu: TensorType, Fvar: TensorType) -> Tuple[tf.Tensor, tf.Tensor]:
+    def _moments(self, Fmu: TensorType, Fvar: TensorType) -> tuple[tf.Tensor, tf.Tensor]:
         if self.loadings is None:
             return Fmu + self.bias, tf.convert_to_tensor(Fvar)  # [..., K] each
         f_mean = tf.einsum("...p,kp->...k", Fmu, self.loadings) + self.bias  # [..., K] (eq. 21)
@@ -331,25 +320,19 @@ class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):
         return f_mean, f_var
 
     @inherit_check_shapes
-    def _predict_mean_and_var(
-        self, X: TensorType, Fmu: TensorType, Fvar: TensorType
-    ) -> Tuple[tf.Tensor, tf.Tensor]:
+    def _predict_mean_and_var(self, X: TensorType, Fmu: TensorType, Fvar: TensorType) -> tuple[tf.Tensor, tf.Tensor]:
         f_mean, f_var = self._moments(Fmu, Fvar)
         p = expected_sigmoid(f_mean, f_var, self.num_gauss_hermite_points)  # [..., K]
         return p, p - tf.square(p)
 
     @inherit_check_shapes
-    def _predict_log_density(
-        self, X: TensorType, Fmu: TensorType, Fvar: TensorType, Y: TensorType
-    ) -> tf.Tensor:
+    def _predict_log_density(self, X: TensorType, Fmu: TensorType, Fvar: TensorType, Y: TensorType) -> tf.Tensor:
         p, _ = self._predict_mean_and_var(X, Fmu, Fvar)
         y = tf.cast(Y, p.dtype)
         return tf.reduce_sum(tf.math.log(y * p + (1.0 - y) * (1.0 - p)), axis=-1)
 
     @inherit_check_shapes
-    def _variational_expectations(
-        self, X: TensorType, Fmu: TensorType, Fvar: TensorType, Y: TensorType
-    ) -> tf.Tensor:
+    def _variational_expectations(self, X: TensorType, Fmu: TensorType, Fvar: TensorType, Y: TensorType) -> tf.Tensor:
         f_mean, f_var = self._moments(Fmu, Fvar)  # [..., K]
         y = tf.cast(Y, f_mean.dtype)
         els = expected_log_sigmoid(f_mean, f_var, self.num_gauss_hermite_points)

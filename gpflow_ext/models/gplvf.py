@@ -13,12 +13,11 @@ likelihood's ``variational_expectations`` (eq. 20-21), x_n by reparameterised Mo
 an estimator of :mod:`gpflow_ext.kullback_leiblers`; missing entries are marginalised out (eq. 5). This module
 holds the parameters and the glue.
 """
-from typing import Dict, List, Optional, Tuple
 
+import gpflow
 import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
-import gpflow
 from check_shapes import check_shapes
 from gpflow.base import Parameter
 from gpflow.config import default_float, default_jitter
@@ -31,12 +30,21 @@ from ..bijectors.planar import flow_forward_and_log_det
 from ..conditionals.pairs import PairVariance, as_pair_variance, conditional_at_pairs, mean_at_pairs, pair_variance_for
 from ..kullback_leiblers import LatentKL, as_latent_kl
 from ..latents import (
-    BaseCovariance, EncoderLatents, PerRowLatents, as_base_covariance, distinct_rows, draw_row_keyed_base_noise,
+    BaseCovariance,
+    EncoderLatents,
+    PerRowLatents,
+    as_base_covariance,
+    distinct_rows,
+    draw_row_keyed_base_noise,
     pca_latents,
 )
 from ..likelihoods.masked import masked_predict_log_density
 from ..validation import (
-    check_latents, check_observations, check_positive_int, check_positive_values, check_rows_with_missing_data,
+    check_latents,
+    check_observations,
+    check_positive_int,
+    check_positive_values,
+    check_rows_with_missing_data,
     check_training_data,
 )
 
@@ -60,13 +68,26 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     """
 
     def __init__(
-        self, data, latent_dim: int, num_inducing: int, flow: Optional[tfp.bijectors.Bijector] = None, *, mask=None,
-        kernel: Optional[gpflow.kernels.Kernel] = None,
-        mean_function: Optional[gpflow.mean_functions.MeanFunction] = None, noise_variance: Optional[float] = None,
-        num_samples: int = 1, whiten: bool = True, encoder: Optional[tf_keras.Model] = None,
-        X_mean: Optional[np.ndarray] = None, X_var: Optional[np.ndarray] = None, Z: Optional[np.ndarray] = None,
-        kl_x: Optional[LatentKL] = None, base_covariance: Optional[BaseCovariance] = None,
-        variance_by: Optional[PairVariance] = None, seed: int = 0,
+        self,
+        data,
+        latent_dim: int,
+        num_inducing: int,
+        flow: tfp.bijectors.Bijector | None = None,
+        *,
+        mask=None,
+        kernel: gpflow.kernels.Kernel | None = None,
+        mean_function: gpflow.mean_functions.MeanFunction | None = None,
+        noise_variance: float | None = None,
+        num_samples: int = 1,
+        whiten: bool = True,
+        encoder: tf_keras.Model | None = None,
+        X_mean: np.ndarray | None = None,
+        X_var: np.ndarray | None = None,
+        Z: np.ndarray | None = None,
+        kl_x: LatentKL | None = None,
+        base_covariance: BaseCovariance | None = None,
+        variance_by: PairVariance | None = None,
+        seed: int = 0,
     ):
         values, observed = check_observations(data, mask, name="data")
         base_covariance = as_base_covariance(base_covariance)
@@ -130,7 +151,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
     # ------------------------------------------------------------------ parameters
     @property
-    def encoder(self) -> Optional[tf_keras.Model]:
+    def encoder(self) -> tf_keras.Model | None:
         return self.latents.network if isinstance(self.latents, EncoderLatents) else None
 
     def _per_row(self, name: str) -> Parameter:
@@ -145,11 +166,11 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     def base_covariance(self) -> BaseCovariance:
         return self.latents.base_covariance
 
-    def training_data(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def training_data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(values [N, D] with 0 at missing entries, mask [N, D] float, row index [N]) for ``fit``."""
         return self._values, self._mask.astype(np.float64), np.arange(self.num_data, dtype=np.int64)
 
-    def parameter_groups(self) -> Dict[str, List[tf.Variable]]:
+    def parameter_groups(self) -> dict[str, list[tf.Variable]]:
         """The trainable variables in three disjoint named groups, for per-group learning rates
         (``gpflow_ext.training.adam_by_group(model.parameter_groups(), {"flow": 1e-3}, 0.01)``): ``"flow"`` (λ,
         shared by every row), ``"local"`` (the per-row (μ_n, s_n) or the encoder's weights), ``"global"`` (the
@@ -167,15 +188,15 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         return groups
 
     # ------------------------------------------------------------------ q(x_n), q(f), bound
-    def local_parameters(self, values, mask, row_index) -> Tuple[tf.Tensor, tf.Tensor]:
+    def local_parameters(self, values, mask, row_index) -> tuple[tf.Tensor, tf.Tensor]:
         """(μ_n [B, Q], s_n [B, Q]) of the base Gaussians of a batch (``model.latents``)."""
         return self.latents(values, mask, row_index)
 
-    def training_latents(self) -> Tuple[np.ndarray, np.ndarray]:
+    def training_latents(self) -> tuple[np.ndarray, np.ndarray]:
         """(μ [N, Q], s [N, Q]) of the training rows' base Gaussians, ready for :meth:`predict_y_marginal`."""
         return self.latents.training_latents(self._values, self._mask)
 
-    def latent_samples_and_kl(self, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+    def latent_samples_and_kl(self, x_mean, x_var, base_noise) -> tuple[tf.Tensor, tf.Tensor]:
         """x ~ q(x_n) [S, B, Q] and KL(q(x_n) ‖ p(x_n)) [B] by the model's ``kl_x`` estimator."""
         return self.kl_x(self.flow, x_mean, x_var, base_noise)
 
@@ -184,7 +205,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         "return[0]: [batch..., D]",
         "return[1]: [batch..., D]",
     )
-    def predict_f(self, Xnew, full_cov: bool = False, full_output_cov: bool = False) -> Tuple[tf.Tensor, tf.Tensor]:
+    def predict_f(self, Xnew, full_cov: bool = False, full_output_cov: bool = False) -> tuple[tf.Tensor, tf.Tensor]:
         """q(f_d(x)) = ∫ p(f_d | u_d, x) q(u_d) du_d at latent points ``Xnew`` [..., Q]: mean, var [..., D]."""
         if full_cov or full_output_cov:
             raise NotImplementedError("GPLVF.predict_f gives marginal variances only (full_cov=full_output_cov=False)")
@@ -193,14 +214,19 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
             raise ValueError(f"Xnew must have {self.latent_dim} columns (the latent dimension), got shape {x.shape}")
         x_flat = tf.reshape(x, [-1, self.latent_dim])  # [S*B, Q]
         f_mean, f_var = gpflow.conditionals.conditional(
-            x_flat, self.inducing_variable, self.kernel, self.q_mu, q_sqrt=self.q_sqrt, full_cov=False,
+            x_flat,
+            self.inducing_variable,
+            self.kernel,
+            self.q_mu,
+            q_sqrt=self.q_sqrt,
+            full_cov=False,
             white=self.whiten,
         )  # [S*B, D] each
         f_mean = f_mean + self.mean_function(x_flat)
         out_shape = tf.concat([tf.shape(x)[:-1], [self.output_dim]], axis=0)
         return tf.reshape(f_mean, out_shape), tf.reshape(f_var, out_shape)
 
-    def predict_y(self, Xnew, full_cov: bool = False, full_output_cov: bool = False) -> Tuple[tf.Tensor, tf.Tensor]:
+    def predict_y(self, Xnew, full_cov: bool = False, full_output_cov: bool = False) -> tuple[tf.Tensor, tf.Tensor]:
         """Mean and variance [..., D] of y at latent points ``Xnew`` [..., Q] (σ² included), as GPflow's; through
         q(x*) of new rows it is :meth:`predict_y_marginal`."""
         f_mean, f_var = self.predict_f(Xnew, full_cov=full_cov, full_output_cov=full_output_cov)
@@ -221,15 +247,22 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         "return[0]: [B]",
         "return[1]: [B]",
     )
-    def row_terms(self, values, mask, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+    def row_terms(self, values, mask, x_mean, x_var, base_noise) -> tuple[tf.Tensor, tf.Tensor]:
         """Per-row (E_q log p(y_o | x, u) [B], KL(q(x_n)‖p(x_n)) [B]) from base noise [S, B, Q], with f at the
         observed (row, output) pairs only (eq. 5, 17-21)."""
         x, kl_x = self.latent_samples_and_kl(x_mean, x_var, base_noise)  # [S, B, Q], [B]
         pairs = tf.where(tf.cast(mask, tf.bool))  # [P, 2] observed (row, output), int64
         row_index, output_index = pairs[:, 0], pairs[:, 1]  # [P] each
         f_mean, f_var = conditional_at_pairs(
-            x, row_index, output_index, self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt,
-            white=self.whiten, variance_by=self.variance_by,
+            x,
+            row_index,
+            output_index,
+            self.inducing_variable,
+            self.kernel,
+            self.q_mu,
+            self.q_sqrt,
+            white=self.whiten,
+            variance_by=self.variance_by,
         )  # [S, P] each
         f_mean = f_mean + mean_at_pairs(self.mean_function, x, row_index, output_index, self.output_dim)
         y = tf.gather_nd(tf.cast(values, f_mean.dtype), pairs)  # [P]
@@ -261,7 +294,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         return self.elbo(data)
 
     # ------------------------------------------------------------------ new rows and prediction through q(x*)
-    def encode(self, Y, mask=None) -> Tuple[np.ndarray, np.ndarray]:
+    def encode(self, Y, mask=None) -> tuple[np.ndarray, np.ndarray]:
         """Amortised q(x*) for new partially observed rows: (μ*, s*) from the encoder, no optimisation."""
         if self.encoder is None:
             raise ValueError(
@@ -291,7 +324,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         "return[0]: [N, D]",
         "return[1]: [N, D]",
     )
-    def predict_y_marginal_given_base_noise(self, x_mean, x_var, base_noise) -> Tuple[tf.Tensor, tf.Tensor]:
+    def predict_y_marginal_given_base_noise(self, x_mean, x_var, base_noise) -> tuple[tf.Tensor, tf.Tensor]:
         """Monte Carlo moments of y* over x* = g(μ* + √s* ε) for given base draws ε [J, N*, Q]: mean [N*, D] and
         variance [N*, D] (σ² included). The graph-friendly core of :meth:`predict_y_marginal`."""
         f_mean, f_var = self.predict_f(self.latent_draws(x_mean, x_var, base_noise))  # [J, N*, D]
@@ -306,7 +339,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
     def predict_y_marginal(
         self, x_mean, x_var, *, num_samples: int = 100, seed: int = 0
-    ) -> Tuple[tf.Tensor, tf.Tensor]:
+    ) -> tuple[tf.Tensor, tf.Tensor]:
         """Moments of p(y* | q(x*)) = ∫ p(y* | x*) q(x*) dx* for every entry of rows with base Gaussians
         (μ* [N*, Q], s* [N*, Q]) pushed through the flow (eq. 33's integrand), by Monte Carlo over
         :meth:`base_noise`: mean [N*, D], var [N*, D] (σ² included). Rows go in chunks to bound memory."""
@@ -359,7 +392,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
 
 @check_training_data.register(GPLVF)
-def _check_gplvf_data(model: GPLVF, data) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _check_gplvf_data(model: GPLVF, data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(values [N, D], mask [N, D], row index [N])`` for :class:`GPLVF`
     (:func:`gpflow_ext.validation.check_rows_with_missing_data`)."""
     return check_rows_with_missing_data(

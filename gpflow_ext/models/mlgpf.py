@@ -25,7 +25,9 @@ True
 The paper's eight variants (Tables 2 and 4) and their initialisation are in
 :mod:`gpflow_ext.recipes.mlgpf` (``build_mlgpf(paper_config("s-linear"), X, Y)``).
 """
-from typing import Any, Optional, Sequence, Tuple
+
+from collections.abc import Sequence
+from typing import Any
 
 import gpflow
 import numpy as np
@@ -110,11 +112,11 @@ class MLGPF(PreconditionedSVGP):
         num_labels: int,
         num_latent_gps: int,
         num_data: int,
-        num_negative_samples: Optional[int] = None,
-        loadings: Optional[TensorType] = None,
-        bias: Optional[TensorType] = None,
-        q_mu: Optional[TensorType] = None,
-        q_sigma: Optional[TensorType] = None,
+        num_negative_samples: int | None = None,
+        loadings: TensorType | None = None,
+        bias: TensorType | None = None,
+        q_mu: TensorType | None = None,
+        q_sigma: TensorType | None = None,
         sigma_floor: float = 1e-6,
         num_gauss_hermite_points: int = DEFAULT_NUM_GAUSS_HERMITE_POINTS,
         seed: int = 0,
@@ -130,12 +132,23 @@ class MLGPF(PreconditionedSVGP):
         num_data = check_positive_int(num_data, "num_data")
         num_negative_samples = check_positive_int(num_negative_samples, "num_negative_samples", allow_none=True)
         likelihood = MultiLabelBernoulli(
-            num_labels, num_latent_gps, loadings, bias, num_gauss_hermite_points, seed=seed,
+            num_labels,
+            num_latent_gps,
+            loadings,
+            bias,
+            num_gauss_hermite_points,
+            seed=seed,
             independent_labels=independent_labels,
         )
         super().__init__(
-            kernel, likelihood, inducing_variable, num_data=num_data, num_latent_gps=num_latent_gps,
-            sigma_floor=sigma_floor, q_mu=q_mu, q_sigma=q_sigma,
+            kernel,
+            likelihood,
+            inducing_variable,
+            num_data=num_data,
+            num_latent_gps=num_latent_gps,
+            sigma_floor=sigma_floor,
+            q_mu=q_mu,
+            q_sigma=q_sigma,
         )
         self.num_labels = int(num_labels)
         if num_negative_samples is not None and num_negative_samples >= num_labels:
@@ -146,7 +159,7 @@ class MLGPF(PreconditionedSVGP):
 
     # -- parameters ----------------------------------------------------------------------
     @property
-    def loadings(self) -> Optional[gpflow.Parameter]:
+    def loadings(self) -> gpflow.Parameter | None:
         """Φ [K, P] (None with ``independent_labels``: Φ = I)."""
         return self.likelihood.loadings
 
@@ -160,7 +173,7 @@ class MLGPF(PreconditionedSVGP):
         "return[0]: [N, D]",
         "return[1]: [N, K]",
     )
-    def prepare_data(self, X: Any, Y: Any) -> Tuple[Any, scipy.sparse.csr_matrix]:
+    def prepare_data(self, X: Any, Y: Any) -> tuple[Any, scipy.sparse.csr_matrix]:
         """Check ``(X, Y)`` against this model (D, K, NaN, 0/1 labels) and normalise them:
         X as float64 numpy or CSR [N, D], Y as 0/1 CSR [N, K]. The arguments' shapes are not declared:
         they are what is being checked (Y may be lists of label ids), with ValueErrors that name them.
@@ -194,8 +207,13 @@ class MLGPF(PreconditionedSVGP):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= self.num_labels:
             raise ValueError(f"k must be an integer in [1, num_labels={self.num_labels}], got {k!r}")
         batch_size = check_positive_int(batch_size, "batch_size")
-        X, _ = check_multilabel_data(Xnew, scipy.sparse.csr_matrix((_num_rows(Xnew), self.num_labels)),
-                                     self.num_labels, self.input_dim, names=("Xnew", "Y"))
+        X, _ = check_multilabel_data(
+            Xnew,
+            scipy.sparse.csr_matrix((_num_rows(Xnew), self.num_labels)),
+            self.num_labels,
+            self.input_dim,
+            names=("Xnew", "Y"),
+        )
         out = []
         for start in range(0, X.shape[0], batch_size):
             scores = self._scores(X[start : start + batch_size])  # [b, K]
@@ -249,7 +267,7 @@ def _num_rows(X: Any) -> int:
 
 
 @check_training_data.register(MLGPF)
-def _check_mlgpf_data(model: MLGPF, data: Any) -> Tuple[Any, ...]:
+def _check_mlgpf_data(model: MLGPF, data: Any) -> tuple[Any, ...]:
     """``(X, Y)`` for :class:`MLGPF`, normalised by :meth:`MLGPF.prepare_data`'s rules: X float64 dense or CSR
     with the inducing inputs' D; Y a 0/1 CSR matrix [N, K] (from a dense or sparse 0/1 matrix, or lists of
     label ids). Values other than 0/1 (e.g. 0.5) are refused, never read as positives."""

@@ -1,4 +1,5 @@
 """q(x*) of new rows under a fixed GPLVF, as a GPflow model that ``gpflow_ext.training.fit`` can train."""
+
 import tensorflow as tf
 from gpflow.config import default_float
 from gpflow.models.model import BayesianModel

@@ -14,9 +14,10 @@ Example (paste into a Python session)
 >>> mean.shape, var.shape
 (TensorShape([5, 1]), TensorShape([5, 1]))
 """
+
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any
 
 import gpflow
 import numpy as np
@@ -83,12 +84,12 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         likelihood: Likelihood,
         inducing_variable: Any,
         *,
-        num_data: Optional[int] = None,
+        num_data: int | None = None,
         num_latent_gps: int = 1,
-        mean_function: Optional[MeanFunction] = None,
+        mean_function: MeanFunction | None = None,
         sigma_floor: float = 1e-6,
-        q_mu: Optional[Any] = None,
-        q_sigma: Optional[Any] = None,
+        q_mu: Any | None = None,
+        q_sigma: Any | None = None,
     ):
         if not isinstance(kernel, Kernel):
             raise TypeError(f"`kernel` must be a gpflow.kernels.Kernel, got {type(kernel).__name__}")
@@ -155,11 +156,11 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         )
 
     @check_shapes("return: []")
-    def maximum_log_likelihood_objective(self, data: Tuple[Any, Any]) -> tf.Tensor:  # type: ignore[override]
+    def maximum_log_likelihood_objective(self, data: tuple[Any, Any]) -> tf.Tensor:  # type: ignore[override]
         return self.elbo(data)
 
     @check_shapes("return: []")
-    def elbo(self, data: Tuple[Any, Any]) -> tf.Tensor:
+    def elbo(self, data: tuple[Any, Any]) -> tf.Tensor:
         """The evidence lower bound, scaled by num_data / batch size when ``num_data`` is set."""
         X, Y = data
         X = self._as_inputs(X, "X")
@@ -188,15 +189,11 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         "return[1]: [N, P] if not full_cov",
         "return[1]: [P, N, N] if full_cov",
     )
-    def predict_f(
-        self, Xnew: Any, full_cov: bool = False, full_output_cov: bool = False
-    ) -> MeanAndVariance:
+    def predict_f(self, Xnew: Any, full_cov: bool = False, full_output_cov: bool = False) -> MeanAndVariance:
         """q(f) of the P latent GPs at Xnew [N, D] (dense or sparse): mean K_xz μ [N, P] and variance
         k_xx − K_xz(K+Σ_p)⁻¹K_zx ([N, P], floored at 0 against round-off; or [P, N, N] with ``full_cov``)."""
         if full_output_cov:
-            raise NotImplementedError(
-                f"{type(self).__name__} has independent latent GPs: full_output_cov=False only"
-            )
+            raise NotImplementedError(f"{type(self).__name__} has independent latent GPs: full_output_cov=False only")
         Xnew = self._as_inputs(Xnew, "Xnew")
         mean, var = preconditioned_moments.marginals(
             self.inducing_variable, self.kernel, X=Xnew, q_mu=self.q.q_mu, q_sigma=self.q.q_sigma, full_cov=full_cov
@@ -210,7 +207,7 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
 
 
 @check_training_data.register(PreconditionedSVGP)
-def _check_preconditioned_svgp_data(model: PreconditionedSVGP, data: Any) -> Tuple[Any, ...]:
+def _check_preconditioned_svgp_data(model: PreconditionedSVGP, data: Any) -> tuple[Any, ...]:
     """``(X [N, D], Y [N, P])`` for :class:`PreconditionedSVGP` (what :meth:`~PreconditionedSVGP.elbo` takes):
     dense float X, or ``scipy.sparse`` X with subspace inducing inputs; D from the inducing variable
     (the basis' D for subspace inducing inputs); P = ``num_latent_gps`` for a scalar likelihood."""

@@ -1,11 +1,11 @@
 """The stand-alone DNN of SV-DKL's Section 5: a tf_keras feature extractor, an optional linear head, softmax."""
-from typing import Any, Optional, Tuple
 
+from typing import Any
+
+import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-
-import gpflow
 from gpflow.base import InputData, RegressionData
 from gpflow.keras import tf_keras
 from gpflow.models import BayesianModel, ExternalDataTrainingLossMixin
@@ -23,7 +23,7 @@ class SoftmaxNetwork(BayesianModel, ExternalDataTrainingLossMixin):
     ``gpflow_ext.training.fit`` trains it like any GPflow model.
     """
 
-    def __init__(self, feature_extractor: tf_keras.layers.Layer, head: Optional[tf_keras.layers.Layer] = None):
+    def __init__(self, feature_extractor: tf_keras.layers.Layer, head: tf_keras.layers.Layer | None = None):
         super().__init__()
         if not isinstance(feature_extractor, tf_keras.layers.Layer):
             raise TypeError(
@@ -36,12 +36,12 @@ class SoftmaxNetwork(BayesianModel, ExternalDataTrainingLossMixin):
         self.head = head
 
     @property
-    def input_shape(self) -> Optional[Tuple[int, ...]]:
+    def input_shape(self) -> tuple[int, ...] | None:
         """The shape of one input row the feature extractor expects (``None`` when it is not known)."""
         return layer_input_shape(self.feature_extractor)
 
     @property
-    def num_classes(self) -> Optional[int]:
+    def num_classes(self) -> int | None:
         """C: the head's units, else the feature extractor's outputs (``None`` when not known)."""
         if self.head is not None:
             units = getattr(self.head, "units", None)
@@ -80,7 +80,7 @@ class SoftmaxNetwork(BayesianModel, ExternalDataTrainingLossMixin):
 
 
 @check_training_data.register(SoftmaxNetwork)
-def _check_softmax_network_data(model: SoftmaxNetwork, data: Any) -> Tuple[Any, ...]:
+def _check_softmax_network_data(model: SoftmaxNetwork, data: Any) -> tuple[Any, ...]:
     """``(X, Y)`` for :class:`SoftmaxNetwork`: X rows of the network's input shape, Y class indices in
     [0, C) with C the head's (or the network's) outputs, returned as int64 ``[N, 1]``."""
     return check_classifier_data(model, data, model.num_classes)

@@ -18,13 +18,14 @@ All parameters — network weights, kernel hyperparameters, A, and q(u) — are 
 labels ``[N]`` or ``[N, 1]``). The paper's Section 5 schedule (network, then GP layer, then jointly) is
 :func:`gpflow_ext.recipes.svdkl.pretrain_and_fit`.
 """
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from collections.abc import Sequence
+from typing import Any
+
+import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-
-import gpflow
 from gpflow.base import InputData, RegressionData
 from gpflow.keras import tf_keras
 from gpflow.models import BayesianModel, ExternalDataTrainingLossMixin
@@ -76,14 +77,14 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         num_classes: int,
         num_data: int,
         *,
-        feature_groups: Optional[Sequence[Sequence[int]]] = None,
-        num_features: Optional[int] = None,
-        inducing: Optional[LatentGPs] = None,
+        feature_groups: Sequence[Sequence[int]] | None = None,
+        num_features: int | None = None,
+        inducing: LatentGPs | None = None,
         num_samples: int = 1,
         lengthscale: float = 0.5,
         jitter: float = 1e-5,
         whiten: bool = True,
-        name: Optional[str] = None,
+        name: str | None = None,
     ):
         super().__init__(name=name)
         if not isinstance(feature_extractor, tf_keras.layers.Layer):
@@ -141,10 +142,10 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         return self.gps.q_mu if hasattr(self.gps, "q_mu") else self.gps.q.q_mu
 
     # -- pieces ----------------------------------------------------------------------------
-    def network_variables(self) -> List[tf.Variable]:
+    def network_variables(self) -> list[tf.Variable]:
         return list(self.feature_extractor.trainable_variables)
 
-    def gp_variables(self) -> List[tf.Variable]:
+    def gp_variables(self) -> list[tf.Variable]:
         net = {id(v) for v in self.network_variables()}
         return [v for v in self.trainable_variables if id(v) not in net]
 
@@ -164,13 +165,13 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         return self.gps.prior_kl()
 
     @check_shapes("return: [J, M, T]")
-    def sample_inducing(self, num_samples: int, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+    def sample_inducing(self, num_samples: int, seed: tf.Tensor | None = None) -> tf.Tensor:
         """Reparameterised grid values u^(t), ``[J, m, T]`` (grid inducing only; ``seed`` as in
         :meth:`latent_samples`)."""
         return self.gps.sample_inducing(num_samples, seed=seed)
 
     @check_shapes("H: [B, Q]", "return: [T, B, J]")
-    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None) -> tf.Tensor:
         """Samples of the J GP outputs at scaled features H: f^(t) = W u^(t) on a grid (eq. 8).
 
         ``seed``: None (TF's global generator) or a shape-[2] integer tensor: stateless draws, so the same
@@ -178,7 +179,7 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         return self.gps.latent_samples(H, num_samples, seed=seed)
 
     # -- the bound (eq. 4) ---------------------------------------------------------------------
-    def expected_log_likelihood(self, data: RegressionData, num_samples: Optional[int] = None) -> tf.Tensor:
+    def expected_log_likelihood(self, data: RegressionData, num_samples: int | None = None) -> tf.Tensor:
         """(1/T) Σ_t Σ_i log p(y_i | f_i^(t)) over the minibatch (a scalar)."""
         X, Y = data
         T = num_samples or self.num_samples
@@ -188,7 +189,7 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         log_p = self.likelihood.log_prob(H, F, Y[None])  # [T, B]
         return tf.reduce_sum(log_p) / tf.cast(T, F.dtype)
 
-    def elbo(self, data: RegressionData, num_samples: Optional[int] = None) -> tf.Tensor:
+    def elbo(self, data: RegressionData, num_samples: int | None = None) -> tf.Tensor:
         """Eq. 4: N/(T B) Σ_t Σ_i log p(y_i | f_i^(t)) − KL[q(u) ‖ p(u)]."""
         X, _ = data
         batch = tf.cast(tf.shape(X)[0], gpflow.default_float())
@@ -200,7 +201,7 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
 
     # -- prediction ----------------------------------------------------------------------------
     @check_shapes("X: [B, input_shape...]", "return: [B, C]")
-    def predict_proba_batch(self, X: InputData, num_samples: int = 16, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+    def predict_proba_batch(self, X: InputData, num_samples: int = 16, seed: tf.Tensor | None = None) -> tf.Tensor:
         """Monte Carlo class probabilities E_q[softmax(A f)] for one batch, ``[B, C]`` (``seed``: see
         :meth:`latent_samples`)."""
         H = self.features(X, training=False)
@@ -208,7 +209,7 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         return tf.reduce_mean(tf.nn.softmax(self.likelihood.logits(F)), axis=0)
 
     def predict_proba(
-        self, X: Any, num_samples: int = 16, batch_size: int = 2048, seed: Optional[int] = None
+        self, X: Any, num_samples: int = 16, batch_size: int = 2048, seed: int | None = None
     ) -> np.ndarray:
         """Class probabilities ``[N, C]`` by Monte Carlo over q(u) (checked input, batched).
 
@@ -229,13 +230,13 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         return np.concatenate(out, axis=0)
 
     @tf.function(reduce_retracing=True)
-    def _predict_proba_compiled(self, X: tf.Tensor, T: tf.Tensor, seed: Optional[tf.Tensor]) -> tf.Tensor:
+    def _predict_proba_compiled(self, X: tf.Tensor, T: tf.Tensor, seed: tf.Tensor | None) -> tf.Tensor:
         # a compiled method, not a tf.function stored on the instance, so the model still deep-copies
         return self.predict_proba_batch(X, T, seed=seed)
 
     def evaluate(
-        self, X: Any, Y: Any, num_samples: int = 16, batch_size: int = 2048, seed: Optional[int] = None
-    ) -> Dict[str, float]:
+        self, X: Any, Y: Any, num_samples: int = 16, batch_size: int = 2048, seed: int | None = None
+    ) -> dict[str, float]:
         """Accuracy and mean negative log predictive probability (NLP, Tables 5–6); ``seed`` as in
         :meth:`predict_proba`."""
         X, Y = validate_classification_data(X, Y, self.num_classes, self.input_shape)
@@ -260,7 +261,7 @@ def _stateless_seed(seed: Any) -> tf.Tensor:
 
 
 @check_training_data.register(SVDKL)
-def _check_svdkl_data(model: SVDKL, data: Any) -> Tuple[Any, ...]:
+def _check_svdkl_data(model: SVDKL, data: Any) -> tuple[Any, ...]:
     """``(X, Y)`` for :class:`SVDKL`: X rows of the feature extractor's input shape, Y class indices in
     [0, num_classes) (1.5, -1 and >= C refused, naming the first bad row), returned as int64 ``[N, 1]``."""
     return check_classifier_data(model, data, model.num_classes)

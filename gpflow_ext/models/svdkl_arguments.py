@@ -1,8 +1,8 @@
 """SVDKL's constructor arguments: the GP layer object, the number of features and the feature groups."""
-from typing import Optional, Sequence
+
+from collections.abc import Sequence
 
 import numpy as np
-
 from gpflow.keras import tf_keras
 
 from ..variational.latent_gps import KISSGPGrid, LatentGPs
@@ -10,20 +10,19 @@ from ..variational.latent_gps import KISSGPGrid, LatentGPs
 __all__ = ["latent_gps_of", "num_features_of", "feature_groups_array"]
 
 
-def latent_gps_of(inducing: Optional[LatentGPs]) -> LatentGPs:
+def latent_gps_of(inducing: LatentGPs | None) -> LatentGPs:
     """The GP layer object of :class:`SVDKL`'s ``inducing`` argument: ``None`` is ``KISSGPGrid(64)`` (the paper's
     grid with a Toeplitz prior)."""
     if inducing is None:
         return KISSGPGrid(64)
     if not isinstance(inducing, LatentGPs):
         raise TypeError(
-            "inducing must be a gpflow_ext.variational.KISSGPGrid or FreeInducingPoints (or None), "
-            f"got {inducing!r}"
+            f"inducing must be a gpflow_ext.variational.KISSGPGrid or FreeInducingPoints (or None), got {inducing!r}"
         )
     return inducing
 
 
-def num_features_of(feature_extractor: tf_keras.layers.Layer, num_features: Optional[int]) -> int:
+def num_features_of(feature_extractor: tf_keras.layers.Layer, num_features: int | None) -> int:
     """Q: ``num_features``, else the width of the feature extractor's output."""
     if num_features is not None:
         return int(num_features)
@@ -36,7 +35,7 @@ def num_features_of(feature_extractor: tf_keras.layers.Layer, num_features: Opti
         ) from err
 
 
-def feature_groups_array(feature_groups: Optional[Sequence[Sequence[int]]], Q: int) -> np.ndarray:
+def feature_groups_array(feature_groups: Sequence[Sequence[int]] | None, Q: int) -> np.ndarray:
     """``feature_groups`` checked: J non-empty index lists of one size D into [0, Q); ``[J, D]`` int32."""
     if feature_groups is None:
         feature_groups = [[q] for q in range(Q)]

@@ -3,11 +3,7 @@
 A recipe builds models from ``gpflow_ext.models`` and trains them with ``gpflow_ext.training.fit``;
 the experiment scripts are thin command lines over these functions.
 """
-from . import mlgpf
-from . import xmc_baselines
-from . import svdkl
-from . import gplvf
-from . import gplvf_images
-from . import movielens
+
+from . import gplvf, gplvf_images, mlgpf, movielens, svdkl, xmc_baselines
 
 __all__ = ["mlgpf", "xmc_baselines", "svdkl", "gplvf", "gplvf_images", "movielens"]

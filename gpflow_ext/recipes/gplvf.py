@@ -10,8 +10,10 @@
   ablation is biased and never a default).
 * :func:`flow_summaries`: how far the trained flow takes each row's q(x_n) from a Gaussian.
 """
+
 import dataclasses
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import gpflow
 import numpy as np
@@ -29,14 +31,24 @@ from ..training.data import steps_per_epoch
 from ..validation import check_observations, check_positive_int, check_positive_number
 
 __all__ = [
-    "KERNEL_NAMES", "make_kernel", "build_encoder", "infer_latent", "group_adam", "train_with_fit", "GPLVFTraining",
-    "train_gplvf", "BaseGaussianKLAblation", "KL_X_CHOICES", "kernel_lengthscales", "flow_summaries",
+    "KERNEL_NAMES",
+    "make_kernel",
+    "build_encoder",
+    "infer_latent",
+    "group_adam",
+    "train_with_fit",
+    "GPLVFTraining",
+    "train_gplvf",
+    "BaseGaussianKLAblation",
+    "KL_X_CHOICES",
+    "kernel_lengthscales",
+    "flow_summaries",
 ]
 
 KERNEL_NAMES = ("se", "linear", "se+linear")
 
 
-def make_kernel(name: str, latent_dim: int, num_inducing: Optional[int] = None) -> gpflow.kernels.Kernel:
+def make_kernel(name: str, latent_dim: int, num_inducing: int | None = None) -> gpflow.kernels.Kernel:
     """The GP prior's covariance on R^Q by name (one kernel shared by the D outputs):
 
     * ``"se"``: SE-ARD, variance 1, unit lengthscales (the paper's kernel);
@@ -91,9 +103,16 @@ def _best_training_latents(model: GPLVF, values: np.ndarray, observed: np.ndarra
 
 
 def infer_latent(
-    model: GPLVF, Y_new, mask=None, *, num_steps: int = 300, learning_rate: float = 0.05,
-    num_samples: Optional[int] = None, seed: int = 0, decay: str = "constant",
-) -> Tuple[np.ndarray, np.ndarray]:
+    model: GPLVF,
+    Y_new,
+    mask=None,
+    *,
+    num_steps: int = 300,
+    learning_rate: float = 0.05,
+    num_samples: int | None = None,
+    seed: int = 0,
+    decay: str = "constant",
+) -> tuple[np.ndarray, np.ndarray]:
     """Non-amortised q(x*) for new rows ``Y_new`` [N*, D] (NaN = missing, or ``mask``): maximise
     Σ_n [E log p(y*_o | x*) - KL(q(x*_n)‖p)] over (μ*_n, s*_n) only, with kernel, Z, q(u), noise and flow fixed.
     Returns (μ* [N*, Q], s* [N*, Q]). With an encoder, starts from its output, else from the best-fitting
@@ -118,15 +137,21 @@ def infer_latent(
         init_log_var = init_log_var.mean(axis=1, keepdims=True)  # [N*, 1]
     problem = NewRowsLatents(model, values, observed, init_mean, init_log_var, num_samples, seed)
     fit(
-        problem, None, epochs=num_steps, optimizer=tf_keras.optimizers.Adam(learning_rate),
-        variables=[problem.x_mean, problem.x_log_var], progress=False, seed=seed,
+        problem,
+        None,
+        epochs=num_steps,
+        optimizer=tf_keras.optimizers.Adam(learning_rate),
+        variables=[problem.x_mean, problem.x_log_var],
+        progress=False,
+        seed=seed,
     )
     return problem.x_mean.numpy(), np.broadcast_to(np.exp(problem.x_log_var.numpy()), init_mean.shape).copy()
 
 
 # ------------------------------------------------------------------------------------ training
-def group_adam(model: GPLVF, group_learning_rates: Optional[Dict[str, float]], learning_rate: float, lr_decay: str,
-               total_steps: int):
+def group_adam(
+    model: GPLVF, group_learning_rates: dict[str, float] | None, learning_rate: float, lr_decay: str, total_steps: int
+):
     """One Adam per group of ``model.parameter_groups()`` (``gpflow_ext.training.adam_by_group``), each rate
     ``decayed_learning_rate(rate, lr_decay, total_steps)``. ``group_learning_rates``: e.g. ``{"flow": 1e-3,
     "local": 0.05}``; other groups keep ``learning_rate``. A rate for an empty group (a flow rate without a flow)
@@ -144,9 +169,19 @@ def group_adam(model: GPLVF, group_learning_rates: Optional[Dict[str, float]], l
     return adam_by_group(groups, {g: decayed(r) for g, r in rates.items()}, decayed(learning_rate))
 
 
-def train_with_fit(model: GPLVF, *, epochs: int, batch_size: int, learning_rate: float, seed: int,
-                   natgrad_gamma: float = 0.0, lr_decay: str = "constant",
-                   group_learning_rates: Optional[Dict[str, float]] = None, logdir=None, progress: bool = False):
+def train_with_fit(
+    model: GPLVF,
+    *,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    seed: int,
+    natgrad_gamma: float = 0.0,
+    lr_decay: str = "constant",
+    group_learning_rates: dict[str, float] | None = None,
+    logdir=None,
+    progress: bool = False,
+):
     """Train ``model`` on its own rows with ``gpflow_ext.training.fit``; returns fit's ``History``.
 
     Adam per group (:func:`group_adam`) with ``lr_decay`` over all ``epochs x ceil(N / batch_size)`` steps.
@@ -159,8 +194,14 @@ def train_with_fit(model: GPLVF, *, epochs: int, batch_size: int, learning_rate:
     if natgrad_gamma > 0:
         optimizer = NaturalGradientUpdate(natgrad_gamma, optimizer=optimizer)
     return fit(
-        model, model.training_data(), epochs=epochs, batch_size=batch_size, optimizer=optimizer, seed=seed,
-        logdir=None if logdir is None else str(logdir), progress=progress,
+        model,
+        model.training_data(),
+        epochs=epochs,
+        batch_size=batch_size,
+        optimizer=optimizer,
+        seed=seed,
+        logdir=None if logdir is None else str(logdir),
+        progress=progress,
     )
 
 
@@ -180,7 +221,7 @@ class BaseGaussianKLAblation(LatentKL):
 
 #: the experiments' KL(q(x)) choices: name -> (flow -> GPLVF's ``kl_x``). "plain-monte-carlo" is every term by
 #: Monte Carlo for a flow (the closed form without one), as in results recorded before 2026-11-25.
-KL_X_CHOICES: Dict[str, Callable[[Any], Optional[LatentKL]]] = {
+KL_X_CHOICES: dict[str, Callable[[Any], LatentKL | None]] = {
     "correct": lambda flow: None,
     "plain-monte-carlo": lambda flow: None if flow is None else MonteCarloFlowKL(base_in_closed_form=False),
     "base-gaussian-ablation": lambda flow: BaseGaussianKLAblation(),
@@ -203,31 +244,53 @@ class GPLVFTraining:
     kl_x: str = "correct"
     base_covariance: str = "diagonal"
     lr_decay: str = "cosine"
-    flow_learning_rate: Optional[float] = 1e-3
-    local_learning_rate: Optional[float] = None
+    flow_learning_rate: float | None = 1e-3
+    local_learning_rate: float | None = None
     identity_at_zero: bool = True
     encoder: bool = False
 
-    def group_rates(self, flow_length: int) -> Dict[str, float]:
+    def group_rates(self, flow_length: int) -> dict[str, float]:
         """``group_learning_rates`` of a model with ``flow_length`` planar layers."""
         rates = {"local": self.local_learning_rate, "flow": self.flow_learning_rate if flow_length > 0 else None}
         return {group: rate for group, rate in rates.items() if rate is not None}
 
-    def train(self, data, flow_length: int, *, epochs: Optional[int] = None, logdir=None, warm_start=None):
+    def train(self, data, flow_length: int, *, epochs: int | None = None, logdir=None, warm_start=None):
         """:func:`train_gplvf` with these settings (``epochs`` replaces :attr:`epochs`)."""
         settings = dataclasses.asdict(self)
         for key in ("flow_learning_rate", "local_learning_rate", "epochs"):
             settings.pop(key)
-        return train_gplvf(data, flow_length, epochs=self.epochs if epochs is None else epochs, logdir=logdir,
-                           group_learning_rates=self.group_rates(flow_length), warm_start=warm_start, **settings)
+        return train_gplvf(
+            data,
+            flow_length,
+            epochs=self.epochs if epochs is None else epochs,
+            logdir=logdir,
+            group_learning_rates=self.group_rates(flow_length),
+            warm_start=warm_start,
+            **settings,
+        )
 
 
 def train_gplvf(
-    train, flow_length: int, *, latent_dim: int, num_inducing: int, epochs: int, batch_size: int,
-    learning_rate: float, num_samples: int, seed: int, kernel: str = "se", natgrad_gamma: float = 0.0, logdir=None,
-    kl_x: str = "correct", base_covariance: str = "diagonal", lr_decay: str = "constant",
-    group_learning_rates: Optional[Dict[str, float]] = None, warm_start: Optional[GPLVF] = None,
-    identity_at_zero: bool = True, encoder: bool = False,
+    train,
+    flow_length: int,
+    *,
+    latent_dim: int,
+    num_inducing: int,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    num_samples: int,
+    seed: int,
+    kernel: str = "se",
+    natgrad_gamma: float = 0.0,
+    logdir=None,
+    kl_x: str = "correct",
+    base_covariance: str = "diagonal",
+    lr_decay: str = "constant",
+    group_learning_rates: dict[str, float] | None = None,
+    warm_start: GPLVF | None = None,
+    identity_at_zero: bool = True,
+    encoder: bool = False,
 ):
     """Build a GPLVF on ``train`` with ``flow_length`` planar layers (0 = Gaussian q(X)), trainable Z, and train
     it (:func:`train_with_fit`); returns (model, History).
@@ -241,12 +304,21 @@ def train_gplvf(
     if base_covariance not in BASE_COVARIANCE_NAMES:
         raise ValueError(f"base_covariance must be one of {tuple(BASE_COVARIANCE_NAMES)}, got {base_covariance!r}")
     tf.random.set_seed(seed)
-    flow = planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero) if flow_length > 0 else None
+    flow = (
+        planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero) if flow_length > 0 else None
+    )
     values, _ = check_observations(train, name="train")
     model = GPLVF(
-        train, latent_dim, num_inducing, flow=flow, kernel=make_kernel(kernel, latent_dim, num_inducing),
-        num_samples=num_samples, seed=seed, base_covariance=BASE_COVARIANCE_NAMES[base_covariance](),
-        encoder=build_encoder(values.shape[1], latent_dim) if encoder else None, kl_x=KL_X_CHOICES[kl_x](flow),
+        train,
+        latent_dim,
+        num_inducing,
+        flow=flow,
+        kernel=make_kernel(kernel, latent_dim, num_inducing),
+        num_samples=num_samples,
+        seed=seed,
+        base_covariance=BASE_COVARIANCE_NAMES[base_covariance](),
+        encoder=build_encoder(values.shape[1], latent_dim) if encoder else None,
+        kl_x=KL_X_CHOICES[kl_x](flow),
     )
     gpflow.utilities.set_trainable(model.inducing_variable, True)
     if warm_start is not None:
@@ -257,14 +329,21 @@ def train_gplvf(
         warm_values = {k: v.numpy() for k, v in gpflow.utilities.parameter_dict(warm_start).items()}
         gpflow.utilities.multiple_assign(model, warm_values)  # shapes are checked by assign
     history = train_with_fit(
-        model, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-        natgrad_gamma=natgrad_gamma, lr_decay=lr_decay, group_learning_rates=group_learning_rates, logdir=logdir,
+        model,
+        epochs=epochs,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        seed=seed,
+        natgrad_gamma=natgrad_gamma,
+        lr_decay=lr_decay,
+        group_learning_rates=group_learning_rates,
+        logdir=logdir,
     )
     return model, history
 
 
 # ------------------------------------------------------------------------------------ diagnostics
-def kernel_lengthscales(kernel: gpflow.kernels.Kernel) -> Optional[np.ndarray]:
+def kernel_lengthscales(kernel: gpflow.kernels.Kernel) -> np.ndarray | None:
     """The SE-ARD lengthscales of ``kernel`` (or of its SE part in a sum); None if it has none."""
     parts = kernel.kernels if isinstance(kernel, gpflow.kernels.Sum) else [kernel]
     for part in parts:
@@ -273,7 +352,7 @@ def kernel_lengthscales(kernel: gpflow.kernels.Kernel) -> Optional[np.ndarray]:
     return None
 
 
-def flow_summaries(model: GPLVF, heldout_mean, heldout_var, seed: int) -> Dict[str, Dict[str, float]]:
+def flow_summaries(model: GPLVF, heldout_mean, heldout_var, seed: int) -> dict[str, dict[str, float]]:
     """``flow_local_nonlinearity`` of the trained flow over the training rows' q(x_n) and the held-out rows'
     q(x*), in SE lengthscale units: how far each row's flowed q is from a Gaussian."""
     scale = kernel_lengthscales(model.kernel)

@@ -5,10 +5,10 @@ a planar-flow q(X) on the same data, report the imputation RMSE of the missing p
 draw Figures 1-3 (:func:`make_figures`) to PNG and TensorBoard (:func:`save_figures`). :func:`digits_config`: the
 tour's setting on scikit-learn's 8x8 digits (no download).
 """
+
 import dataclasses
 import time
 from pathlib import Path
-from typing import Dict, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -17,8 +17,20 @@ from ..bijectors import planar_flow
 from ..models.gplvf import GPLVF
 from .gplvf import train_with_fit
 
-__all__ = ["drop_pixels", "imputation_rmse", "mean_imputation_rmse", "train_imputer", "latent_samples", "decode",
-           "make_figures", "save_figures", "ImputationConfig", "run_imputation", "digits_config", "load_digits_images"]
+__all__ = [
+    "drop_pixels",
+    "imputation_rmse",
+    "mean_imputation_rmse",
+    "train_imputer",
+    "latent_samples",
+    "decode",
+    "make_figures",
+    "save_figures",
+    "ImputationConfig",
+    "run_imputation",
+    "digits_config",
+    "load_digits_images",
+]
 
 
 def drop_pixels(images: np.ndarray, fraction: float, seed: int) -> np.ndarray:
@@ -47,23 +59,46 @@ def mean_imputation_rmse(images: np.ndarray, observed_input: np.ndarray) -> floa
     return float(np.sqrt(np.mean((filled[missing] - images[missing]) ** 2)))
 
 
-def train_imputer(observed_input, flow_length, *, latent_dim, num_inducing, epochs, batch_size, learning_rate, seed,
-                  num_samples=1, identity_at_zero=True, flow_learning_rate=None, logdir=None, progress=False):
+def train_imputer(
+    observed_input,
+    flow_length,
+    *,
+    latent_dim,
+    num_inducing,
+    epochs,
+    batch_size,
+    learning_rate,
+    seed,
+    num_samples=1,
+    identity_at_zero=True,
+    flow_learning_rate=None,
+    logdir=None,
+    progress=False,
+):
     """A GPLVF (noise variance 0.02) with ``flow_length`` planar layers trained by :func:`train_with_fit`;
     ``flow_learning_rate``: the flow's own Adam rate (None = shared)."""
     tf.random.set_seed(seed)
     flow = planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero) if flow_length else None
-    model = GPLVF(observed_input, latent_dim, num_inducing, flow=flow, num_samples=num_samples, seed=seed,
-                  noise_variance=0.02)
+    model = GPLVF(
+        observed_input, latent_dim, num_inducing, flow=flow, num_samples=num_samples, seed=seed, noise_variance=0.02
+    )
     rates = {"flow": flow_learning_rate} if flow_length and flow_learning_rate is not None else None
-    history = train_with_fit(model, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, seed=seed,
-                             group_learning_rates=rates, logdir=logdir, progress=progress)
+    history = train_with_fit(
+        model,
+        epochs=epochs,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        seed=seed,
+        group_learning_rates=rates,
+        logdir=logdir,
+        progress=progress,
+    )
     return model, history
 
 
 def latent_samples(model: GPLVF, row: int, num: int, seed: int = 0) -> np.ndarray:
     """Samples of q(x_row) (base Gaussian pushed through the model's flow) [num, Q]."""
-    x_mean, x_var = (v[row:row + 1] for v in model.training_latents())
+    x_mean, x_var = (v[row : row + 1] for v in model.training_latents())
     return model.latent_draws(x_mean, x_var, model.base_noise(1, num, seed)).numpy()[:, 0]
 
 
@@ -73,7 +108,7 @@ def decode(model: GPLVF, x: np.ndarray) -> np.ndarray:
     return np.clip(mean.numpy(), 0, 1)
 
 
-def make_figures(models: Dict[str, GPLVF], images, observed_input, side: int, row: int = 0, seed: int = 0):
+def make_figures(models: dict[str, GPLVF], images, observed_input, side: int, row: int = 0, seed: int = 0):
     """Figures 1-3 as matplotlib figures (names -> Figure)."""
     import matplotlib
 
@@ -121,7 +156,7 @@ def make_figures(models: Dict[str, GPLVF], images, observed_input, side: int, ro
     return figures
 
 
-def save_figures(figures, figure_dir: Optional[Path], logdir: Optional[Path], prefix: str = "gplvf_mnist"):
+def save_figures(figures, figure_dir: Path | None, logdir: Path | None, prefix: str = "gplvf_mnist"):
     """Each figure as ``figure_dir/{prefix}_{name}.png`` and as a TensorBoard image under ``logdir``."""
     import matplotlib.pyplot as plt
 
@@ -152,30 +187,41 @@ class ImputationConfig:
     epochs: int = 200
     batch_size: int = 200
     learning_rate: float = 0.01
-    flow_learning_rate: Optional[float] = 1e-3
+    flow_learning_rate: float | None = 1e-3
     missing_fraction: float = 0.4
     identity_at_zero: bool = True
     seed: int = 0
-    figure_dir: Optional[Path] = None
-    logdir: Optional[Path] = None
+    figure_dir: Path | None = None
+    logdir: Path | None = None
     prefix: str = "gplvf_mnist"
     progress: bool = False
 
 
-def run_imputation(images: np.ndarray, config: ImputationConfig) -> Dict[str, float]:
+def run_imputation(images: np.ndarray, config: ImputationConfig) -> dict[str, float]:
     """Train both models on ``images`` [N, side²] in [0, 1] with pixels dropped; ``logdir`` gets each model's
     training logs (``gaussian``, ``flow``) and the figures. Returns RMSEs, seconds per epoch and final bounds."""
     observed_input = drop_pixels(images, config.missing_fraction, config.seed)
-    results = {"mean_imputation_rmse": mean_imputation_rmse(images, observed_input),
-               "missing_fraction": float(np.isnan(observed_input).mean()), "num_rows": int(images.shape[0])}
+    results = {
+        "mean_imputation_rmse": mean_imputation_rmse(images, observed_input),
+        "missing_fraction": float(np.isnan(observed_input).mean()),
+        "num_rows": int(images.shape[0]),
+    }
     models = {}
     for name, length in (("gaussian", 0), ("flow", config.flow_length)):
         start = time.time()
         model, history = train_imputer(
-            observed_input, length, latent_dim=config.latent_dim, num_inducing=config.num_inducing,
-            epochs=config.epochs, batch_size=config.batch_size, learning_rate=config.learning_rate, seed=config.seed,
-            identity_at_zero=config.identity_at_zero, flow_learning_rate=config.flow_learning_rate,
-            logdir=None if config.logdir is None else Path(config.logdir) / name, progress=config.progress,
+            observed_input,
+            length,
+            latent_dim=config.latent_dim,
+            num_inducing=config.num_inducing,
+            epochs=config.epochs,
+            batch_size=config.batch_size,
+            learning_rate=config.learning_rate,
+            seed=config.seed,
+            identity_at_zero=config.identity_at_zero,
+            flow_learning_rate=config.flow_learning_rate,
+            logdir=None if config.logdir is None else Path(config.logdir) / name,
+            progress=config.progress,
         )
         models[name] = model
         results[f"{name}_imputation_rmse"] = imputation_rmse(model, images, observed_input)
@@ -196,12 +242,22 @@ def load_digits_images(quick: bool = True) -> np.ndarray:
     return images[:600] if quick else images
 
 
-def digits_config(quick: bool = True, *, epochs: Optional[int] = None, seed: int = 0, logdir=None,
-                  progress: bool = False) -> ImputationConfig:
+def digits_config(
+    quick: bool = True, *, epochs: int | None = None, seed: int = 0, logdir=None, progress: bool = False
+) -> ImputationConfig:
     """The tour's setting on scikit-learn's digits: planar-4, Q = 5, M = 25, batch 100, Adam 0.02 with the flow's
     shared parameters at their own rate 1e-3 (at the shared rate the flow's bound ended below the Gaussian's),
     40 (quick) or 200 epochs."""
     return ImputationConfig(
-        side=8, flow_length=4, latent_dim=5, num_inducing=25, epochs=epochs if epochs is not None else (40 if quick else 200),
-        batch_size=100, learning_rate=0.02, flow_learning_rate=1e-3, seed=seed, logdir=logdir, progress=progress,
+        side=8,
+        flow_length=4,
+        latent_dim=5,
+        num_inducing=25,
+        epochs=epochs if epochs is not None else (40 if quick else 200),
+        batch_size=100,
+        learning_rate=0.02,
+        flow_learning_rate=1e-3,
+        seed=seed,
+        logdir=logdir,
+        progress=progress,
     )

@@ -26,10 +26,12 @@ Example
 >>> model.predict_utilities(X[:2].toarray()).shape
 TensorShape([2, 12])
 """
+
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, TypeAlias
 
 import gpflow
 import numpy as np
@@ -45,17 +47,28 @@ from ..validation import check_choice, check_multilabel_data, check_positive_int
 from .mlgpf_data import load_xmc, synthetic_multilabel
 
 __all__ = [
-    "METHODS", "DATASET_SETTINGS", "MLGPFConfig", "parse_method", "paper_config", "tfidf_config",
+    "METHODS",
+    "DATASET_SETTINGS",
+    "MLGPFConfig",
+    "parse_method",
+    "paper_config",
+    "tfidf_config",
     "label_gps_config",
-    "RECIPES", "register_recipe", "build_mlgpf", "run_mlgpf", "full_bound", "load_xmc",
-    "synthetic_multilabel", "tour_config",
+    "RECIPES",
+    "register_recipe",
+    "build_mlgpf",
+    "run_mlgpf",
+    "full_bound",
+    "load_xmc",
+    "synthetic_multilabel",
+    "tour_config",
 ]
 
 #: The paper's variants (Tables 2 and 4).
 METHODS = ("s-linear", "linear", "s-se", "se", "sf-linear", "f-linear", "sf-se", "f-se")
 
 #: Section 4: P latent GPs, M inducing inputs, R subspace rank, ``|X_b|`` minibatch size, epochs.
-DATASET_SETTINGS: Dict[str, Dict[str, int]] = {
+DATASET_SETTINGS: dict[str, dict[str, int]] = {
     "bibtex": dict(num_latent_gps=30, num_inducing=500, rank=1000, batch_size=500, epochs=400),
     "delicious": dict(num_latent_gps=30, num_inducing=500, rank=250, batch_size=500, epochs=200),
     "mediamill": dict(num_latent_gps=30, num_inducing=500, rank=70, batch_size=500, epochs=200),
@@ -64,10 +77,10 @@ DATASET_SETTINGS: Dict[str, Dict[str, int]] = {
     "amazoncat": dict(num_latent_gps=30, num_inducing=500, rank=2000, batch_size=500, epochs=15),
 }
 
-Matrix = Union[np.ndarray, scipy.sparse.csr_matrix]
+Matrix: TypeAlias = np.ndarray | scipy.sparse.csr_matrix
 
 
-def parse_method(method: str) -> Tuple[bool, bool, str]:
+def parse_method(method: str) -> tuple[bool, bool, str]:
     """``"sf-linear"`` -> (subspace=True, trainable=False, kernel="linear")."""
     if not isinstance(method, str) or method.lower() not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
@@ -109,16 +122,16 @@ class MLGPFConfig:
     batch_size: int = 500
     epochs: int = 400
     learning_rate: float = 0.01
-    num_negative_samples: Optional[int] = None
+    num_negative_samples: int | None = None
     seed: int = 0
     kmeans_max_iter: int = 10
     float32: bool = False
     eval_every: int = 1
-    input_transform: Optional[Callable[[Matrix], Matrix]] = None
+    input_transform: Callable[[Matrix], Matrix] | None = None
     learning_rate_decay: str = "constant"
     basis_inducing: bool = False
     independent_labels: bool = False
-    kernel_variance: Optional[float] = None
+    kernel_variance: float | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -139,7 +152,7 @@ class MLGPFConfig:
         prefix = ("s" if self.subspace else "") + ("" if self.train_inducing else "f")
         return f"{prefix}-{self.kernel}" if prefix else self.kernel
 
-    def as_dict(self) -> Dict[str, Any]:
+    def as_dict(self) -> dict[str, Any]:
         """The JSON-ready fields (all but ``input_transform``, which is given by name)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "input_transform"}
         transform = self.input_transform
@@ -151,7 +164,7 @@ def paper_config(method: str = "s-linear", dataset: str = "bibtex", **overrides:
     """The paper's settings for ``method`` on ``dataset`` (Section 4; unknown datasets get Bibtex's),
     with ``overrides`` (config fields; ``None`` values are ignored) on top."""
     subspace, trainable, kernel = parse_method(method)
-    settings = dict(DATASET_SETTINGS.get(dataset, DATASET_SETTINGS["bibtex"]))
+    settings: dict[str, Any] = dict(DATASET_SETTINGS.get(dataset, DATASET_SETTINGS["bibtex"]))
     settings.update({k: v for k, v in overrides.items() if v is not None})
     return MLGPFConfig(kernel=kernel, subspace=subspace, train_inducing=trainable, **settings)
 
@@ -193,8 +206,11 @@ def label_gps_config(method: str = "s-linear", dataset: str = "bibtex", **overri
 #: Named recipes: ``name -> factory(method, dataset, **overrides) -> MLGPFConfig`` (``--recipe`` in the scripts):
 #: ``paper`` (the paper's settings), ``tfidf`` (:func:`tfidf_config`), ``label-gps`` (:func:`label_gps_config`;
 #: also ``best``, the most accurate on Bibtex's validation split).
-RECIPES: Dict[str, Callable[..., MLGPFConfig]] = {
-    "paper": paper_config, "tfidf": tfidf_config, "label-gps": label_gps_config, "best": label_gps_config,
+RECIPES: dict[str, Callable[..., MLGPFConfig]] = {
+    "paper": paper_config,
+    "tfidf": tfidf_config,
+    "label-gps": label_gps_config,
+    "best": label_gps_config,
 }
 
 
@@ -240,8 +256,12 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
         inducing_variable = BasisInducingPoints.from_data(X, rank=min(config.rank, min(N, D)), seed=config.seed)
     elif config.subspace:
         inducing_variable = SubspaceInducingPoints.from_data(
-            X, num_inducing=num_inducing, rank=min(config.rank, min(N, D)), seed=config.seed,
-            trainable_A=config.train_inducing, kmeans_max_iter=config.kmeans_max_iter,
+            X,
+            num_inducing=num_inducing,
+            rank=min(config.rank, min(N, D)),
+            seed=config.seed,
+            trainable_A=config.train_inducing,
+            kmeans_max_iter=config.kmeans_max_iter,
         )
     else:
         if config.num_inducing > N:
@@ -252,18 +272,26 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
             )
         from sklearn.cluster import KMeans
 
-        centres = KMeans(
-            n_clusters=num_inducing, n_init=1, max_iter=config.kmeans_max_iter, random_state=config.seed
-        ).fit(X).cluster_centers_  # [M, D]
+        centres = (
+            KMeans(n_clusters=num_inducing, n_init=1, max_iter=config.kmeans_max_iter, random_state=config.seed)
+            .fit(X)
+            .cluster_centers_
+        )  # [M, D]
         inducing_variable = gpflow.inducing_variables.InducingPoints(centres)
         gpflow.set_trainable(inducing_variable, config.train_inducing)
     frequency = np.clip(np.asarray(Y.sum(axis=0)).ravel() / N, 0.5 / N, 1.0 - 0.5 / N)  # [K]
     model_kwargs.setdefault("bias", np.log(frequency) - np.log1p(-frequency))
     num_latent_gps = Y.shape[1] if config.independent_labels else config.num_latent_gps
     return MLGPF(
-        kernel, inducing_variable, num_labels=Y.shape[1], num_latent_gps=num_latent_gps, num_data=N,
-        num_negative_samples=config.num_negative_samples, seed=config.seed,
-        independent_labels=config.independent_labels, **model_kwargs,
+        kernel,
+        inducing_variable,
+        num_labels=Y.shape[1],
+        num_latent_gps=num_latent_gps,
+        num_data=N,
+        num_negative_samples=config.num_negative_samples,
+        seed=config.seed,
+        independent_labels=config.independent_labels,
+        **model_kwargs,
     )
 
 
@@ -286,6 +314,8 @@ def median_distance(X: Matrix, sq_norms: np.ndarray, rng: np.random.Generator, s
 def full_bound(model: MLGPF, X: Matrix, Y: scipy.sparse.csr_matrix, batch_size: int = 500) -> float:
     """The bound of eq. 20 on the whole training set (all labels exact, summed over row blocks):
     ``Σ_b |B_b|/N (elbo_b + KL) − KL``, where ``elbo_b = N/|B_b| · data_b − KL``."""
+    if model.num_data is None:
+        raise ValueError("full_bound needs model.num_data, the training-set size N the bound is scaled to: got None")
     kl = float(model.prior_kl())
     samples, model.num_negative_samples = model.num_negative_samples, None
     try:
@@ -302,13 +332,13 @@ def full_bound(model: MLGPF, X: Matrix, Y: scipy.sparse.csr_matrix, batch_size: 
 
 def run_mlgpf(
     config: MLGPFConfig,
-    train: Tuple[Any, Any],
-    test: Tuple[Any, Any],
+    train: tuple[Any, Any],
+    test: tuple[Any, Any],
     *,
-    logdir: Optional[Union[str, Path]] = None,
+    logdir: str | Path | None = None,
     progress: bool = True,
     save_rows: bool = False,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Build the config's MLGPF on ``train = (X, Y)``, train it with :func:`gpflow_ext.training.fit`
     (TensorBoard under ``logdir``: the bound per step, test P@k every ``eval_every`` epochs) and score
     ``test``. Returns test P@1/3/5 and nDCG@1/3/5 (%), ``seconds_per_epoch`` (median), ``final_bound``
@@ -329,18 +359,26 @@ def run_mlgpf(
         X_train, Y_train = model.prepare_data(X_train, Y_train)
         X_test, Y_test = model.prepare_data(X_test, Y_test)
 
-        def test_metrics() -> Dict[str, float]:
+        def test_metrics() -> dict[str, float]:
             return {k: v for k, v in model.evaluate(X_test, Y_test).items() if k.startswith("P@")}
 
         history = fit(
-            model, (X_train, Y_train), epochs=config.epochs, batch_size=config.batch_size,
+            model,
+            (X_train, Y_train),
+            epochs=config.epochs,
+            batch_size=config.batch_size,
             learning_rate=decayed_learning_rate(
-                config.learning_rate, config.learning_rate_decay,
-                config.epochs * -(-X_train.shape[0] // config.batch_size), name="learning_rate_decay",
+                config.learning_rate,
+                config.learning_rate_decay,
+                config.epochs * -(-X_train.shape[0] // config.batch_size),
+                name="learning_rate_decay",
             ),
-            logdir=None if logdir is None else str(logdir), seed=config.seed,
-            callbacks=[FunctionCallback(test_metrics, config.eval_every),
-                       TensorBoard(log_every=1, log_parameters=False)],
+            logdir=None if logdir is None else str(logdir),
+            seed=config.seed,
+            callbacks=[
+                FunctionCallback(test_metrics, config.eval_every),
+                TensorBoard(log_every=1, log_parameters=False),
+            ],
             progress=progress,
         )
         scores = model.evaluate(X_test, Y_test)
@@ -354,8 +392,10 @@ def run_mlgpf(
         "method": config.method,
         "config": config.as_dict(),
         "settings": {  # as built: P, M, R of the model (e.g. P = K with independent labels, M = R with Z = X̃)
-            "num_latent_gps": int(model.num_latent_gps), "num_inducing": int(model.inducing_variable.num_inducing),
-            "rank": getattr(model.inducing_variable, "rank", None), "batch_size": config.batch_size,
+            "num_latent_gps": int(model.num_latent_gps),
+            "num_inducing": int(model.inducing_variable.num_inducing),
+            "rank": getattr(model.inducing_variable, "rank", None),
+            "batch_size": config.batch_size,
             "epochs": config.epochs,
         },
         "learning_rate": config.learning_rate,
@@ -374,11 +414,19 @@ def run_mlgpf(
     }
 
 
-def tour_config(quick: bool = True, *, epochs: Optional[int] = None, seed: int = 0) -> MLGPFConfig:
+def tour_config(quick: bool = True, *, epochs: int | None = None, seed: int = 0) -> MLGPFConfig:
     """s-LINEAR for :func:`synthetic_multilabel`: P 10, M 100, R 100, batch 250, 20 sampled negatives,
     Adam at 0.05, 60 epochs (200 when not ``quick``), test P@k every 20 epochs."""
     return paper_config(
-        "s-linear", "synthetic", num_latent_gps=10, num_inducing=100, rank=100, batch_size=250,
-        num_negative_samples=20, learning_rate=0.05, eval_every=20, seed=seed,
+        "s-linear",
+        "synthetic",
+        num_latent_gps=10,
+        num_inducing=100,
+        rank=100,
+        batch_size=250,
+        num_negative_samples=20,
+        learning_rate=0.05,
+        eval_every=20,
+        seed=seed,
         epochs=epochs if epochs is not None else (60 if quick else 200),
     )

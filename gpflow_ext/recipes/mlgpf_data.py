@@ -2,15 +2,16 @@
 file names; :func:`load_training_file` reads only its training file (for choosing settings);
 :func:`synthetic_multilabel` is the no-download tour problem. :func:`load_xmc` and :func:`synthetic_multilabel`
 are re-exported by :mod:`gpflow_ext.recipes.mlgpf`."""
+
 from pathlib import Path
-from typing import Optional, Union
 
 import numpy as np
 import scipy.sparse
 
 __all__ = ["load_xmc", "load_training_file", "synthetic_multilabel"]
 
-def load_xmc(dataset: str, data_dir: Optional[Union[str, Path]] = None, max_rows: Optional[int] = None):
+
+def load_xmc(dataset: str, data_dir: str | Path | None = None, max_rows: int | None = None):
     """``((X_train, Y_train), (X_test, Y_test))`` as CSR matrices through :func:`gpflow_ext.data.load_multilabel`
     (which tries each published file name of ``dataset``); ``max_rows`` keeps only the first rows of each split
     (smoke runs).
@@ -25,7 +26,7 @@ def load_xmc(dataset: str, data_dir: Optional[Union[str, Path]] = None, max_rows
     return (train.X[rows], train.Y[rows]), (test.X[rows], test.Y[rows])
 
 
-def load_training_file(dataset: str, data_dir: Optional[Union[str, Path]] = None, max_rows: Optional[int] = None):
+def load_training_file(dataset: str, data_dir: str | Path | None = None, max_rows: int | None = None):
     """``(X_train, Y_train)`` (CSR) of ``dataset`` read from its training file alone: the test file is neither
     opened nor required to exist (:func:`gpflow_ext.data.load_multilabel` with ``train_only=True``). Same names
     and folders as :func:`load_xmc`; ``max_rows`` keeps the first rows.

@@ -11,27 +11,42 @@
 
 The test split is never an argument of these functions: a selection sees only ``(X, Y)`` of the training file.
 """
+
 import dataclasses
 import itertools
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .mlgpf import RECIPES, MLGPFConfig, run_mlgpf
 
-__all__ = ["ALIASES", "parse_grid", "parse_candidate", "candidate_name", "kfold_splits", "validation_splits",
-           "candidate_config", "select", "choose", "summarise", "RULE"]
+__all__ = [
+    "ALIASES",
+    "parse_grid",
+    "parse_candidate",
+    "candidate_name",
+    "kfold_splits",
+    "validation_splits",
+    "candidate_config",
+    "select",
+    "choose",
+    "summarise",
+    "RULE",
+]
 
 #: Other names accepted for config fields in a grid (``prior_variance=8,12`` is ``kernel_variance``).
-ALIASES: Dict[str, str] = {"prior_variance": "kernel_variance", "sigma2": "kernel_variance"}
+ALIASES: dict[str, str] = {"prior_variance": "kernel_variance", "sigma2": "kernel_variance"}
 METRICS = ("P@1", "P@3", "P@5")
-RULE = ("the candidate with the highest mean {metric} over the held-out splits; candidates whose mean {metric} is "
-        "within {margin:g} points of that highest mean are ties, and the first of them in the candidates' order is "
-        "chosen")
+RULE = (
+    "the candidate with the highest mean {metric} over the held-out splits; candidates whose mean {metric} is "
+    "within {margin:g} points of that highest mean are ties, and the first of them in the candidates' order is "
+    "chosen"
+)
 
 
-def _field_types() -> Dict[str, Any]:
+def _field_types() -> dict[str, Any]:
     return {f.name: f.type for f in dataclasses.fields(MLGPFConfig)}
 
 
@@ -59,14 +74,16 @@ def _parse_value(field: str, text: str) -> Any:
 def _field(name: str) -> str:
     name = ALIASES.get(name.strip(), name.strip())
     if name != "recipe" and name not in _field_types():
-        raise ValueError(f"{name!r} is not an MLGPFConfig field (fields: {', '.join(sorted(_field_types()))}; "
-                         f"aliases: {', '.join(f'{a}={b}' for a, b in ALIASES.items())})")
+        raise ValueError(
+            f"{name!r} is not an MLGPFConfig field (fields: {', '.join(sorted(_field_types()))}; "
+            f"aliases: {', '.join(f'{a}={b}' for a, b in ALIASES.items())})"
+        )
     if name == "input_transform":
         raise ValueError("input_transform cannot be set from text; use a recipe that sets it")
     return name
 
 
-def parse_grid(specs: Sequence[str]) -> List[Dict[str, Any]]:
+def parse_grid(specs: Sequence[str]) -> list[dict[str, Any]]:
     """``["kernel_variance=8,12", "epochs=50,100"]`` -> the Cartesian product of the values, in order
     (first field slowest): ``[{"kernel_variance": 8.0, "epochs": 50}, ...]``."""
     fields, values = [], []
@@ -82,9 +99,9 @@ def parse_grid(specs: Sequence[str]) -> List[Dict[str, Any]]:
     return [dict(zip(fields, combo)) for combo in itertools.product(*values)]
 
 
-def parse_candidate(spec: str) -> Dict[str, Any]:
+def parse_candidate(spec: str) -> dict[str, Any]:
     """``"recipe=tfidf,epochs=50"`` -> ``{"recipe": "tfidf", "epochs": 50}`` (one candidate; ``""`` -> ``{}``)."""
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
         name, sep, text = item.partition("=")
         if not sep:
@@ -94,15 +111,16 @@ def parse_candidate(spec: str) -> Dict[str, Any]:
     return out
 
 
-def candidate_name(overrides: Dict[str, Any]) -> str:
+def candidate_name(overrides: dict[str, Any]) -> str:
     """``{"kernel_variance": 12.0}`` -> ``"kernel_variance=12"``; ``{}`` -> ``"recipe defaults"``."""
     if not overrides:
         return "recipe defaults"
     return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in overrides.items())
 
 
-def candidate_config(recipe: str, method: str, dataset: str, overrides: Dict[str, Any],
-                     base: Optional[Dict[str, Any]] = None) -> MLGPFConfig:
+def candidate_config(
+    recipe: str, method: str, dataset: str, overrides: dict[str, Any], base: dict[str, Any] | None = None
+) -> MLGPFConfig:
     """The config of ``recipe`` (or the candidate's own ``recipe``) for ``method`` on ``dataset``, with ``base``
     (fixed for every candidate, e.g. epochs) and then the candidate's fields on top."""
     overrides = dict(overrides)
@@ -112,7 +130,7 @@ def candidate_config(recipe: str, method: str, dataset: str, overrides: Dict[str
     return dataclasses.replace(config, **fields) if fields else config
 
 
-def kfold_splits(num_rows: int, folds: int = 5, seed: int = 0) -> List[Tuple[np.ndarray, np.ndarray]]:
+def kfold_splits(num_rows: int, folds: int = 5, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
     """``[(fit_rows, held_out_rows), ...]`` of ``KFold(folds, shuffle=True, random_state=seed)`` over
     ``range(num_rows)`` (the training file's rows)."""
     from sklearn.model_selection import KFold
@@ -122,7 +140,7 @@ def kfold_splits(num_rows: int, folds: int = 5, seed: int = 0) -> List[Tuple[np.
     return list(KFold(n_splits=folds, shuffle=True, random_state=seed).split(np.arange(num_rows)))
 
 
-def validation_splits(num_rows: int, fraction: float = 0.2, seed: int = 0) -> List[Tuple[np.ndarray, np.ndarray]]:
+def validation_splits(num_rows: int, fraction: float = 0.2, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
     """One split ``[(fit_rows, held_out_rows)]``: a seeded shuffle of ``range(num_rows)``, the last
     ``round(fraction * num_rows)`` rows held out."""
     if not 0.0 < fraction < 1.0:
@@ -132,7 +150,7 @@ def validation_splits(num_rows: int, fraction: float = 0.2, seed: int = 0) -> Li
     return [(np.sort(order[:-held]), np.sort(order[-held:]))]
 
 
-def summarise(scores: List[Dict[str, float]], metrics: Sequence[str] = METRICS) -> Dict[str, float]:
+def summarise(scores: list[dict[str, float]], metrics: Sequence[str] = METRICS) -> dict[str, float]:
     """``{"P@1 mean": ..., "P@1 sd": ...}`` over the splits (sd with ddof 1; 0 for one split)."""
     out = {}
     for metric in metrics:
@@ -142,7 +160,7 @@ def summarise(scores: List[Dict[str, float]], metrics: Sequence[str] = METRICS) 
     return out
 
 
-def choose(candidates: List[Dict[str, Any]], metric: str = "P@1", margin: float = 0.0) -> Dict[str, Any]:
+def choose(candidates: list[dict[str, Any]], metric: str = "P@1", margin: float = 0.0) -> dict[str, Any]:
     """The rule (:data:`RULE`) applied to rows with ``"<metric> mean"``: returns ``{"rule", "metric", "margin",
     "best", "best_mean", "ties", "chosen", "chosen_mean", "gap_to_runner_up"}`` (candidate names; ``ties``:
     every candidate within ``margin`` of the best, in order; ``gap_to_runner_up``: best mean minus the second
@@ -155,22 +173,36 @@ def choose(candidates: List[Dict[str, Any]], metric: str = "P@1", margin: float 
     chosen = ties[0]
     ordered = np.sort(means)[::-1]
     return {
-        "rule": RULE.format(metric=metric, margin=margin), "metric": metric, "margin": margin,
-        "best": candidates[best]["name"], "best_mean": float(means[best]),
+        "rule": RULE.format(metric=metric, margin=margin),
+        "metric": metric,
+        "margin": margin,
+        "best": candidates[best]["name"],
+        "best_mean": float(means[best]),
         "ties": [candidates[i]["name"] for i in ties],
-        "chosen": candidates[chosen]["name"], "chosen_overrides": candidates[chosen]["overrides"],
+        "chosen": candidates[chosen]["name"],
+        "chosen_overrides": candidates[chosen]["overrides"],
         "chosen_mean": float(means[chosen]),
         "gap_to_runner_up": float(ordered[0] - ordered[1]) if len(ordered) > 1 else None,
     }
 
 
 def select(
-    X: Any, Y: Any, candidates: Sequence[Dict[str, Any]], splits: Sequence[Tuple[np.ndarray, np.ndarray]], *,
-    recipe: str = "label-gps", method: str = "s-linear", dataset: str = "bibtex",
-    base: Optional[Dict[str, Any]] = None, metric: str = "P@1", margin: float = 0.0,
-    run: Callable[..., Dict[str, Any]] = run_mlgpf, log: Optional[Callable[[str], None]] = None,
-    previous: Optional[Dict[str, Any]] = None, progress: Optional[Callable[[Dict[str, Any]], None]] = None,
-) -> Dict[str, Any]:
+    X: Any,
+    Y: Any,
+    candidates: Sequence[dict[str, Any]],
+    splits: Sequence[tuple[np.ndarray, np.ndarray]],
+    *,
+    recipe: str = "label-gps",
+    method: str = "s-linear",
+    dataset: str = "bibtex",
+    base: dict[str, Any] | None = None,
+    metric: str = "P@1",
+    margin: float = 0.0,
+    run: Callable[..., dict[str, Any]] = run_mlgpf,
+    log: Callable[[str], None] | None = None,
+    previous: dict[str, Any] | None = None,
+    progress: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     """Score each candidate (overrides of ``recipe``'s config) on each split of the training file ``(X, Y)``
     (CSR): fit on the split's fit rows, P@1/3/5 on its held-out rows (evaluated once, after the last epoch).
     The work goes split by split (every candidate on split 0, then split 1, ...), so a run stopped early holds
@@ -187,19 +219,26 @@ def select(
     for overrides in candidates:
         config = candidate_config(recipe, method, dataset, overrides, base)
         configs.append(dataclasses.replace(config, eval_every=config.epochs))  # score held-out rows once, at the end
-    rows: List[Dict[str, Any]] = [{"name": candidate_name(o), "overrides": dict(o), "config": c.as_dict(), "splits": []}
-            for o, c in zip(candidates, configs)]
+    rows: list[dict[str, Any]] = [
+        {"name": candidate_name(o), "overrides": dict(o), "config": c.as_dict(), "splits": []}
+        for o, c in zip(candidates, configs)
+    ]
     reuse = {}
     for row in (previous or {}).get("candidates", []):
         for score in row.get("splits", []):
             reuse[(row["name"], _key(row["config"]), score["split"], score["n_fit"], score["n_held_out"])] = score
 
-    def outcome(complete: bool) -> Dict[str, Any]:
+    def outcome(complete: bool) -> dict[str, Any]:
         # a snapshot: later fits do not change an outcome already handed out
-        table = [{**row, "splits": [dict(x) for x in row["splits"]],
-                  **(summarise(row["splits"]) if row["splits"] else {})} for row in rows]
-        return {"candidates": table, "complete": complete,
-                "selection": choose(table, metric, margin) if complete else None}
+        table = [
+            {**row, "splits": [dict(x) for x in row["splits"]], **(summarise(row["splits"]) if row["splits"] else {})}
+            for row in rows
+        ]
+        return {
+            "candidates": table,
+            "complete": complete,
+            "selection": choose(table, metric, margin) if complete else None,
+        }
 
     for index, (fit_rows, held_rows) in enumerate(splits):
         for row, config in zip(rows, configs):
@@ -208,18 +247,26 @@ def select(
             if score is None:
                 start = time.perf_counter()
                 result = run(config, (X[fit_rows], Y[fit_rows]), (X[held_rows], Y[held_rows]), progress=False)
-                score = {"split": index, "n_fit": int(len(fit_rows)), "n_held_out": int(len(held_rows)),
-                         **{m: float(result[m]) for m in METRICS}, "seconds": time.perf_counter() - start}
+                score = {
+                    "split": index,
+                    "n_fit": int(len(fit_rows)),
+                    "n_held_out": int(len(held_rows)),
+                    **{m: float(result[m]) for m in METRICS},
+                    "seconds": time.perf_counter() - start,
+                }
             row["splits"].append(dict(score))
             if log is not None:
-                log(f"{row['name']} split {index}: " + " ".join(f"{m} {score[m]:.2f}" for m in METRICS)
-                    + (" (reused)" if key in reuse else f" ({score['seconds']:.0f} s)"))
+                log(
+                    f"{row['name']} split {index}: "
+                    + " ".join(f"{m} {score[m]:.2f}" for m in METRICS)
+                    + (" (reused)" if key in reuse else f" ({score['seconds']:.0f} s)")
+                )
             if progress is not None:
                 progress(outcome(False))
     return outcome(True)
 
 
-def _key(config: Dict[str, Any]) -> str:
+def _key(config: dict[str, Any]) -> str:
     import json
 
     return json.dumps(config, sort_keys=True)

@@ -10,10 +10,12 @@ centring on bias residuals (:func:`centre`), the held-out user split (:func:`spl
 splits (:func:`split_rows`) and the evaluation at q(x*) (:func:`evaluate_at`). A peer that needs its own
 interpreter (GPy) is passed in as a callable ``peer(train, target) -> dict or None``.
 """
+
 import dataclasses
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,14 +23,30 @@ import scipy.sparse as sp
 from .gplvf import GPLVFTraining, flow_summaries, infer_latent
 
 __all__ = [
-    "RATING_RANGE", "dense_with_nan", "split_rows", "small_slice", "rmse", "fit_biases", "row_biases",
-    "subtract_biases", "bias_baseline", "centre", "split_users", "evaluate_at", "ProtocolA", "ProtocolB",
-    "ProtocolC", "run_protocol_a", "run_protocol_b", "run_protocol_c", "flow_name",
+    "RATING_RANGE",
+    "dense_with_nan",
+    "split_rows",
+    "small_slice",
+    "rmse",
+    "fit_biases",
+    "row_biases",
+    "subtract_biases",
+    "bias_baseline",
+    "centre",
+    "split_users",
+    "evaluate_at",
+    "ProtocolA",
+    "ProtocolB",
+    "ProtocolC",
+    "run_protocol_a",
+    "run_protocol_b",
+    "run_protocol_c",
+    "flow_name",
 ]
 
 RATING_RANGE = (1.0, 5.0)
 SMALL_USERS, SMALL_ITEMS = 60, 80
-Peer = Callable[[sp.csr_matrix, sp.csr_matrix], Optional[Dict]]
+Peer = Callable[[sp.csr_matrix, sp.csr_matrix], dict | None]
 
 
 # ------------------------------------------------------------------------------------ data
@@ -41,13 +59,13 @@ def dense_with_nan(matrix: sp.csr_matrix) -> np.ndarray:
     return out
 
 
-def split_rows(matrix: sp.csr_matrix, fraction: float, rng) -> Tuple[sp.csr_matrix, sp.csr_matrix]:
+def split_rows(matrix: sp.csr_matrix, fraction: float, rng) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """Per row: a random ``fraction`` of its entries (at least 1, at most all but 1) -> observed, the rest -> target."""
     matrix = sp.csr_matrix(matrix)
     keep_rows, keep_cols, keep_vals, tgt_rows, tgt_cols, tgt_vals = [], [], [], [], [], []
     for r in range(matrix.shape[0]):
-        cols = matrix.indices[matrix.indptr[r]: matrix.indptr[r + 1]]
-        vals = matrix.data[matrix.indptr[r]: matrix.indptr[r + 1]]
+        cols = matrix.indices[matrix.indptr[r] : matrix.indptr[r + 1]]
+        vals = matrix.data[matrix.indptr[r] : matrix.indptr[r + 1]]
         if len(cols) == 0:
             continue
         order = rng.permutation(len(cols))
@@ -55,8 +73,12 @@ def split_rows(matrix: sp.csr_matrix, fraction: float, rng) -> Tuple[sp.csr_matr
         if len(cols) > 1:
             n_keep = min(n_keep, len(cols) - 1)
         k, t = order[:n_keep], order[n_keep:]
-        keep_rows += [r] * len(k); keep_cols += list(cols[k]); keep_vals += list(vals[k])
-        tgt_rows += [r] * len(t); tgt_cols += list(cols[t]); tgt_vals += list(vals[t])
+        keep_rows += [r] * len(k)
+        keep_cols += list(cols[k])
+        keep_vals += list(vals[k])
+        tgt_rows += [r] * len(t)
+        tgt_cols += list(cols[t])
+        tgt_vals += list(vals[t])
     shape = matrix.shape
     return (
         sp.csr_matrix((keep_vals, (keep_rows, keep_cols)), shape=shape),
@@ -79,7 +101,7 @@ def rmse(pred: np.ndarray, target: np.ndarray) -> float:
 
 
 # ------------------------------------------------------------------------------------ bias baseline
-def fit_biases(train: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> Tuple[float, np.ndarray, np.ndarray]:
+def fit_biases(train: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> tuple[float, np.ndarray, np.ndarray]:
     """(mu, b_u [rows], b_i [cols]) of mu + b_u + b_i by alternating regularised least squares on the observed entries."""
     train = sp.coo_matrix(train)
     mu = float(train.data.mean())
@@ -105,15 +127,19 @@ def subtract_biases(matrix: sp.csr_matrix, mu: float, b_u: np.ndarray, b_i: np.n
     return sp.csr_matrix((m.data - mu - b_u[m.row] - b_i[m.col], (m.row, m.col)), shape=m.shape)
 
 
-def bias_baseline(train: sp.csr_matrix, target: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> Dict[str, float]:
+def bias_baseline(train: sp.csr_matrix, target: sp.csr_matrix, reg: float = 5.0, iters: int = 20) -> dict[str, float]:
     """RMSE of mu + b_u + b_i fitted by alternating regularised least squares on the observed entries."""
     mu, b_u, b_i = fit_biases(train, reg, iters)
     t = sp.coo_matrix(target)
     pred = mu + b_u[t.row] + b_i[t.col]
-    return {"rmse": rmse(np.clip(pred, *RATING_RANGE), t.data), "rmse_unclipped": rmse(pred, t.data), "num_test": int(t.nnz)}
+    return {
+        "rmse": rmse(np.clip(pred, *RATING_RANGE), t.data),
+        "rmse_unclipped": rmse(pred, t.data),
+        "num_test": int(t.nnz),
+    }
 
 
-def centre(train: sp.csr_matrix, new_rows: Optional[sp.csr_matrix], how: str):
+def centre(train: sp.csr_matrix, new_rows: sp.csr_matrix | None, how: str):
     """(what GPLVF trains on, what it conditions on for ``new_rows``, biases for :func:`evaluate_at` on new rows).
 
     ``how="bias"``: residuals of mu + b_u + b_i fitted on ``train``; new rows get b_u from their own observed
@@ -130,9 +156,12 @@ def centre(train: sp.csr_matrix, new_rows: Optional[sp.csr_matrix], how: str):
 
 
 def split_users(
-    num_users: int, num_test_users: int, seed: int, num_validation_users: Optional[int] = None,
+    num_users: int,
+    num_test_users: int,
+    seed: int,
+    num_validation_users: int | None = None,
     test_users: str = "random",
-) -> Tuple[np.ndarray, np.ndarray, np.random.Generator]:
+) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
     """(training users, held-out users, generator for the held-out users' rating split) of protocol (a).
 
     ``test_users="random"``: the first ``num_test_users`` of a permutation drawn with ``seed``; ``"last"``: the
@@ -160,7 +189,9 @@ def split_users(
     return np.sort(shuffled[num_validation_users:]), np.sort(shuffled[:num_validation_users]), rng
 
 
-def evaluate_at(model, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int, biases=None) -> Dict[str, Any]:
+def evaluate_at(
+    model, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int, biases=None
+) -> dict[str, Any]:
     """RMSE (clipped to the rating range, and raw) and eq. 33 test log-likelihood per rating of the target entries
     at q(x*) = (x_mean, x_var). ``biases`` = (mu, b_u [rows of target], b_i) when the model was trained on bias
     residuals: predictions add them back; the log-likelihood is the model's on the residuals (the same density)."""
@@ -174,11 +205,18 @@ def evaluate_at(model, x_mean, x_var, target: sp.csr_matrix, num_samples: int, s
         mu, b_u, b_i = biases
         pred = pred + mu + b_u[np.flatnonzero(has_target)[t.row]] + b_i[t.col]
     test_ll = model.test_log_likelihood(
-        dense_with_nan(model_target[has_target]), x_mean[has_target], x_var[has_target], num_samples=num_samples,
+        dense_with_nan(model_target[has_target]),
+        x_mean[has_target],
+        x_var[has_target],
+        num_samples=num_samples,
         seed=seed,
     )
-    return {"rmse": rmse(np.clip(pred, *RATING_RANGE), t.data), "rmse_unclipped": rmse(pred, t.data),
-            "test_loglik": test_ll, "num_test": int(t.nnz)}
+    return {
+        "rmse": rmse(np.clip(pred, *RATING_RANGE), t.data),
+        "rmse_unclipped": rmse(pred, t.data),
+        "test_loglik": test_ll,
+        "num_test": int(t.nnz),
+    }
 
 
 def flow_name(flow_length: int) -> str:
@@ -199,13 +237,20 @@ class NewRowsSettings:
     infer_steps: int = 1000
     infer_decay: str = "cosine"
     infer_samples: int = 8
-    logdir: Optional[Path] = None
+    logdir: Path | None = None
 
     def infer(self, model, observed):
-        return infer_latent(model, observed, num_steps=self.infer_steps, learning_rate=0.05,
-                            num_samples=self.infer_samples, seed=self.training.seed, decay=self.infer_decay)
+        return infer_latent(
+            model,
+            observed,
+            num_steps=self.infer_steps,
+            learning_rate=0.05,
+            num_samples=self.infer_samples,
+            seed=self.training.seed,
+            decay=self.infer_decay,
+        )
 
-    def log_folder(self, name: str) -> Optional[Path]:
+    def log_folder(self, name: str) -> Path | None:
         return None if self.logdir is None else Path(self.logdir) / name
 
 
@@ -235,21 +280,26 @@ class ProtocolC(NewRowsSettings):
     """(c) Figure 4: the Sci-Fi/Romance slice, 90/10 users as in (a); ``figure_dir``: where the figure goes."""
 
     flows: Sequence[int] = (0, 5, 10, 20, 30)
-    figure_dir: Optional[Path] = None
+    figure_dir: Path | None = None
 
 
-def run_protocol_a(ratings: sp.csr_matrix, config: ProtocolA, peer: Optional[Peer] = None) -> Dict[str, Dict]:
+def run_protocol_a(ratings: sp.csr_matrix, config: ProtocolA, peer: Peer | None = None) -> dict[str, dict]:
     """Protocol (a): per flow length a row of RMSE, test log-likelihood, timings and flow summaries; then the
     bias baseline and the peer (trained on the training users plus the held-out users' observed ratings)."""
     train_users, heldout_users, rng = split_users(
-        ratings.shape[0], config.num_test_users, config.seed,
-        config.num_validation_users if config.validation else None, test_users=config.test_users,
+        ratings.shape[0],
+        config.num_test_users,
+        config.seed,
+        config.num_validation_users if config.validation else None,
+        test_users=config.test_users,
     )
     train = ratings[train_users]
     observed, target = split_rows(ratings[heldout_users], config.condition_fraction, rng)
     kind = "validation" if config.validation else "test"
-    print(f"(a) {train.shape[0]} training users, {len(heldout_users)} held-out {kind} users; conditioning on "
-          f"{observed.nnz} ratings ({config.condition_fraction:.0%} per user), predicting {target.nnz}")
+    print(
+        f"(a) {train.shape[0]} training users, {len(heldout_users)} held-out {kind} users; conditioning on "
+        f"{observed.nnz} ratings ({config.condition_fraction:.0%} per user), predicting {target.nnz}"
+    )
     model_train, model_observed, test_biases = centre(train, observed, config.center)
     training, train_seed = config.training, config.training.seed
     warm = None
@@ -259,12 +309,16 @@ def run_protocol_a(ratings: sp.csr_matrix, config: ProtocolA, peer: Optional[Pee
     for flow_length in config.flows:
         name = flow_name(flow_length)
         start = time.time()
-        model, history = training.train(model_train, flow_length, logdir=config.log_folder(f"a_{name}"), warm_start=warm)
+        model, history = training.train(
+            model_train, flow_length, logdir=config.log_folder(f"a_{name}"), warm_start=warm
+        )
         amortised = None
         if training.encoder:  # q(x*) straight from the encoder, no optimisation; the fit below starts from it
             infer_start = time.perf_counter()
             x_mean, x_var = model.encode(model_observed)
-            amortised = evaluate_at(model, x_mean, x_var, target, config.predict_samples, train_seed, biases=test_biases)
+            amortised = evaluate_at(
+                model, x_mean, x_var, target, config.predict_samples, train_seed, biases=test_biases
+            )
             amortised["seconds"] = time.perf_counter() - infer_start
         infer_start = time.perf_counter()
         x_mean, x_var = config.infer(model, model_observed) if observed.nnz else (None, None)
@@ -273,8 +327,12 @@ def run_protocol_a(ratings: sp.csr_matrix, config: ProtocolA, peer: Optional[Pee
         row["infer_seconds"] = infer_seconds  # the q(x*) fit (tracing included), not the prediction
         if amortised is not None:
             row["amortised"] = amortised  # at the encoder's q(x*); seconds include the prediction
-        row.update(seconds_per_epoch=history.median_seconds_per_epoch(), epochs=len(history.epochs),
-                   final_elbo=-history.final_objective, total_seconds=time.time() - start)
+        row.update(
+            seconds_per_epoch=history.median_seconds_per_epoch(),
+            epochs=len(history.epochs),
+            final_elbo=-history.final_objective,
+            total_seconds=time.time() - start,
+        )
         if flow_length > 0:
             row["flow_local_nonlinearity"] = flow_summaries(model, x_mean, x_var, train_seed)
         results[name] = row
@@ -292,8 +350,9 @@ def run_protocol_a(ratings: sp.csr_matrix, config: ProtocolA, peer: Optional[Pee
     return results
 
 
-def run_protocol_b(ratings_by_split: Dict[str, Tuple[sp.csr_matrix, sp.csr_matrix]], config: ProtocolB,
-                   peer: Optional[Peer] = None) -> Dict[str, Dict]:
+def run_protocol_b(
+    ratings_by_split: dict[str, tuple[sp.csr_matrix, sp.csr_matrix]], config: ProtocolB, peer: Peer | None = None
+) -> dict[str, dict]:
     """Protocol (b): per split, ``{name}_rmse``, ``{name}_test_loglik``, ``{name}_seconds_per_epoch`` and
     ``{name}_final_elbo`` for each flow length (the rows' own q(x_n) predict their test ratings), ``bias_rmse``
     and, on ``peer_splits``, ``gpy_*``."""
@@ -303,7 +362,9 @@ def run_protocol_b(ratings_by_split: Dict[str, Tuple[sp.csr_matrix, sp.csr_matri
         model_train, _, biases = centre(train, None, config.center)
         for flow_length in config.flows:
             name = flow_name(flow_length)
-            model, history = config.training.train(model_train, flow_length, logdir=config.log_folder(f"b_{split}_{name}"))
+            model, history = config.training.train(
+                model_train, flow_length, logdir=config.log_folder(f"b_{split}_{name}")
+            )
             x_mean, x_var = model.training_latents()
             ev = evaluate_at(model, x_mean, x_var, test, config.predict_samples, config.training.seed, biases=biases)
             row[f"{name}_rmse"] = ev["rmse"]
@@ -318,7 +379,9 @@ def run_protocol_b(ratings_by_split: Dict[str, Tuple[sp.csr_matrix, sp.csr_matri
     return results
 
 
-def run_protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequence[str], config: ProtocolC) -> Dict[str, Dict]:
+def run_protocol_c(
+    ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequence[str], config: ProtocolC
+) -> dict[str, dict]:
     """Protocol (c) (Figure 4): per flow length the (a)-style evaluation on the Sci-Fi/Romance slice (items tagged
     Sci-Fi or Romance, users with at least 2 ratings there, 10 % held-out users); the figure to ``figure_dir``."""
     genre_names = list(genre_names)
@@ -330,15 +393,19 @@ def run_protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequ
     num_test = max(2, int(round(0.1 * sub.shape[0])))
     train = sub[np.sort(users[num_test:])]
     observed, target = split_rows(sub[np.sort(users[:num_test])], config.condition_fraction, rng)
-    print(f"(c) Sci-Fi/Romance slice: {sub.shape[0]} users x {sub.shape[1]} movies, {sub.nnz} ratings; "
-          f"{num_test} held-out users")
+    print(
+        f"(c) Sci-Fi/Romance slice: {sub.shape[0]} users x {sub.shape[1]} movies, {sub.nnz} ratings; "
+        f"{num_test} held-out users"
+    )
     model_train, model_observed, test_biases = centre(train, observed, config.center)
     results = {}
     for flow_length in config.flows:
         name = flow_name(flow_length)
         model, history = config.training.train(model_train, flow_length, logdir=config.log_folder(f"c_{name}"))
         x_mean, x_var = config.infer(model, model_observed)
-        row = evaluate_at(model, x_mean, x_var, target, config.predict_samples, config.training.seed, biases=test_biases)
+        row = evaluate_at(
+            model, x_mean, x_var, target, config.predict_samples, config.training.seed, biases=test_biases
+        )
         row.update(seconds_per_epoch=history.median_seconds_per_epoch(), final_elbo=-history.final_objective)
         results[name] = row
         print(name, row, flush=True)
@@ -347,7 +414,7 @@ def run_protocol_c(ratings: sp.csr_matrix, genres: np.ndarray, genre_names: Sequ
     return results
 
 
-def _figure4(results: Dict[str, Dict], lengths: Sequence[int], figure_dir: Path) -> None:
+def _figure4(results: dict[str, dict], lengths: Sequence[int], figure_dir: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -13,13 +13,14 @@
 Networks are in :mod:`gpflow_ext.recipes.svdkl_networks`, preprocessing in
 :mod:`~gpflow_ext.recipes.svdkl_preprocessing`; Figure 3 is drawn by the scripts (``experiments.svdkl_figures``).
 """
+
 import dataclasses
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
-
 from gpflow.keras import tf_keras
 
 from ..models import SVDKL
@@ -59,7 +60,7 @@ class ThreeWayConfig:
     gp_epochs: int = 5
     joint_epochs: int = 10
     batch_size: int = 256
-    joint_batch_size: Optional[int] = None
+    joint_batch_size: int | None = None
     grid_size: int = 64
     grid_prior: str = "toeplitz"
     network_learning_rate: float = 1e-3
@@ -68,11 +69,11 @@ class ThreeWayConfig:
     network_weight_decay: float = 0.0
     gp_learning_rate: float = 1e-2
     joint_learning_rate: float = 1e-4
-    joint_gp_learning_rate: Optional[float] = None
+    joint_gp_learning_rate: float | None = None
     num_samples: int = 1
     num_predict_samples: int = 16
     validation_fraction: float = 0.1
-    patience: Optional[int] = None
+    patience: int | None = None
     seed: int = 0
 
     def schedule(self) -> SVDKLSchedule:
@@ -84,13 +85,13 @@ class ThreeWayConfig:
 def run_three_way(
     network: tf_keras.Model,
     num_classes: int,
-    train: Tuple[np.ndarray, np.ndarray],
-    test: Tuple[np.ndarray, np.ndarray],
+    train: tuple[np.ndarray, np.ndarray],
+    test: tuple[np.ndarray, np.ndarray],
     config: ThreeWayConfig,
     *,
-    logdir: Optional[Path] = None,
+    logdir: Path | None = None,
     progress: bool = True,
-) -> Tuple[SVDKL, Dict[str, Any], float, Dict[str, float]]:
+) -> tuple[SVDKL, dict[str, Any], float, dict[str, float]]:
     """Build an SVDKL on ``network`` (a KISS-GP grid of ``config.grid_size`` points per GP) and run the schedule.
 
     Returns ``(model, out, seconds, median_seconds_per_epoch)``: ``out`` as :func:`run_schedule`, each stage
@@ -103,13 +104,21 @@ def run_three_way(
     )
     optimizer = network_optimizer(c.network_optimizer, learning_rate, c.network_weight_decay)
     model = SVDKL(
-        network, num_classes, num_data=len(train[0]), num_samples=c.num_samples,
+        network,
+        num_classes,
+        num_data=len(train[0]),
+        num_samples=c.num_samples,
         inducing=KISSGPGrid(c.grid_size, prior=grid_prior_from_name(c.grid_prior)),
     )
     t0 = time.perf_counter()
     out = run_schedule(
-        model, train, c.schedule(), network_optimizer=optimizer,  # carries the (decayed) network learning rate
-        test_data=test, logdir=None if logdir is None else str(logdir), progress=progress,
+        model,
+        train,
+        c.schedule(),
+        network_optimizer=optimizer,  # carries the (decayed) network learning rate
+        test_data=test,
+        logdir=None if logdir is None else str(logdir),
+        progress=progress,
     )
     seconds = time.perf_counter() - t0
     timing = {
@@ -135,21 +144,31 @@ class PaperSetting:
 
 
 #: the settings of docs/svdkl/results.md (epochs network / GP / joint; Adam, joint learning rate 1e-4)
-PAPER_SETTINGS: Dict[str, PaperSetting] = {
+PAPER_SETTINGS: dict[str, PaperSetting] = {
     "adult": PaperSetting("mlp", ThreeWayConfig(network_epochs=3, gp_epochs=5, joint_epochs=3)),
     "connect4": PaperSetting("mlp", ThreeWayConfig(network_epochs=8, gp_epochs=3, joint_epochs=5)),
     "mnist": PaperSetting("lenet", ThreeWayConfig(network_epochs=10, gp_epochs=5, joint_epochs=10)),
     "airline": PaperSetting("mlp", ThreeWayConfig(network_epochs=6, gp_epochs=3, joint_epochs=6, batch_size=2000)),
     "diabetes": PaperSetting("mlp", ThreeWayConfig(network_epochs=5, gp_epochs=2, joint_epochs=5, batch_size=2000)),
     "digits": PaperSetting(
-        "mlp", ThreeWayConfig(network_epochs=12, gp_epochs=6, joint_epochs=8, batch_size=128, grid_size=32,
-                              joint_learning_rate=1e-3), hidden=(128, 64),
+        "mlp",
+        ThreeWayConfig(
+            network_epochs=12, gp_epochs=6, joint_epochs=8, batch_size=128, grid_size=32, joint_learning_rate=1e-3
+        ),
+        hidden=(128, 64),
     ),
 }
 
 
-def run_digits(quick: bool = True, grid_prior: str = "toeplitz", *, logdir: Optional[Path] = None, seed: int = 0,
-               epochs: Optional[int] = None, progress: bool = False) -> Dict[str, Any]:
+def run_digits(
+    quick: bool = True,
+    grid_prior: str = "toeplitz",
+    *,
+    logdir: Path | None = None,
+    seed: int = 0,
+    epochs: int | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
     """DNN, DNN+GP and SV-DKL on scikit-learn's digits (1797 8×8 images, no download): the tour's SV-DKL stop.
 
     ``quick``: :data:`PAPER_SETTINGS` ``"digits"`` epochs (12 / 6 / 8; about a minute on 2 CPU cores), else
@@ -164,12 +183,23 @@ def run_digits(quick: bool = True, grid_prior: str = "toeplitz", *, logdir: Opti
         stages = (epochs, max(1, epochs // 2), epochs)
     else:
         stages = (12, 6, 8) if quick else (40, 15, 30)
-    config = dataclasses.replace(setting.config, network_epochs=stages[0], gp_epochs=stages[1],
-                                 joint_epochs=stages[2], grid_prior=grid_prior, seed=seed)
+    config = dataclasses.replace(
+        setting.config,
+        network_epochs=stages[0],
+        gp_epochs=stages[1],
+        joint_epochs=stages[2],
+        grid_prior=grid_prior,
+        seed=seed,
+    )
     t0 = time.perf_counter()
     _, out, _, _ = run_three_way(
-        setting.build_network(64, 10, seed=seed), 10, (split.X_train, split.y_train), (split.X_test, split.y_test),
-        config, logdir=logdir, progress=progress,
+        setting.build_network(64, 10, seed=seed),
+        10,
+        (split.X_train, split.y_train),
+        (split.X_test, split.y_test),
+        config,
+        logdir=logdir,
+        progress=progress,
     )
     result = {
         "dataset": "sklearn digits",

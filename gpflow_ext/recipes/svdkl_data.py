@@ -12,26 +12,36 @@
 The experiment scripts (``experiments/svdkl_*.py``) are command lines over these functions and
 :mod:`gpflow_ext.recipes.svdkl`; MLGPF's counterpart is :mod:`gpflow_ext.recipes.mlgpf_data`.
 """
+
 import os
-from typing import Iterator, Optional, Tuple, Union
+from collections.abc import Iterator
 
 import numpy as np
 
 from .svdkl_preprocessing import standardise
 
-__all__ = ["UCI_DATASETS", "IMAGE_DATASETS", "uci_splits", "mnist_split", "holdout_rows", "fraction_rows",
-           "validation_splits", "validation_rows"]
+__all__ = [
+    "UCI_DATASETS",
+    "IMAGE_DATASETS",
+    "uci_splits",
+    "mnist_split",
+    "holdout_rows",
+    "fraction_rows",
+    "validation_splits",
+    "validation_rows",
+]
 
 #: the UCI tasks of the paper's Table 2 / Table 5 kept by :func:`uci_splits`
 UCI_DATASETS = ("adult", "connect4", "covtype")
 #: the image tasks of Table 3 / Table 6 (``mnist_binary``: odd vs even digits)
 IMAGE_DATASETS = ("mnist", "mnist_binary")
 
-Split = Tuple[np.ndarray, np.ndarray]
+Split = tuple[np.ndarray, np.ndarray]
 
 
-def uci_splits(dataset: str, data_dir: Optional[os.PathLike] = None, seed: int = 0, folds: int = 1,
-               indicators: str = "keep") -> Iterator[Tuple[Split, Split, int, str]]:
+def uci_splits(
+    dataset: str, data_dir: os.PathLike | None = None, seed: int = 0, folds: int = 1, indicators: str = "keep"
+) -> Iterator[tuple[Split, Split, int, str]]:
     """``(train, test, num_classes, description)`` for each split of a UCI task, features standardised with the
     training statistics (``indicators``: see :func:`~gpflow_ext.recipes.svdkl_preprocessing.standardise`).
 
@@ -73,8 +83,13 @@ def uci_splits(dataset: str, data_dir: Optional[os.PathLike] = None, seed: int =
         yield (Xtr, y[tr]), (Xte, y[te]), C, f"fold {k + 1}/{folds}"
 
 
-def mnist_split(dataset: str = "mnist", data_dir: Optional[os.PathLike] = None, max_train: Optional[int] = None,
-                max_test: Optional[int] = None, seed: int = 0) -> Tuple[Split, Split, int]:
+def mnist_split(
+    dataset: str = "mnist",
+    data_dir: os.PathLike | None = None,
+    max_train: int | None = None,
+    max_test: int | None = None,
+    seed: int = 0,
+) -> tuple[Split, Split, int]:
     """MNIST ``(train, test, num_classes)`` as float [N, 28, 28, 1] in [0, 1]; ``max_train``/``max_test`` keep
     random subsets (seed ``seed``), stratified by digit when they hold at least one image per digit (taken before
     the float copy).
@@ -102,7 +117,7 @@ def mnist_split(dataset: str = "mnist", data_dir: Optional[os.PathLike] = None, 
     return parts[0], parts[1], int(parts[0][1].max()) + 1
 
 
-def holdout_rows(num_rows: int, test_size: Union[int, float], seed: int) -> Tuple[np.ndarray, np.ndarray]:
+def holdout_rows(num_rows: int, test_size: int | float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``(train_rows, test_rows)``: a uniform random hold-out of ``test_size`` rows (an integer, or a fraction of
     ``num_rows`` when < 1), the training rows in random order (the airline protocol; a new hold-out per seed).
 
@@ -121,8 +136,9 @@ def fraction_rows(train_rows: np.ndarray, fraction: float) -> np.ndarray:
     return train_rows[: max(2, int(round(fraction * len(train_rows))))]
 
 
-def validation_splits(y: np.ndarray, folds: int = 1, validation_fraction: float = 0.2,
-                      seed: int = 0) -> Iterator[Tuple[int, np.ndarray, np.ndarray]]:
+def validation_splits(
+    y: np.ndarray, folds: int = 1, validation_fraction: float = 0.2, seed: int = 0
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """``(fold, train_rows, validation_rows)`` inside a training set with labels ``y``: one stratified split holding
     out ``validation_fraction`` (``folds=1``), or stratified, shuffled ``folds``-fold cross-validation (seed ``seed``).
     """
@@ -135,11 +151,13 @@ def validation_splits(y: np.ndarray, folds: int = 1, validation_fraction: float 
         yield 0, train, validation
         return
     placeholder = np.zeros((len(y), 1))  # StratifiedKFold looks only at the number of rows of X
-    for fold, (train, validation) in enumerate(StratifiedKFold(folds, shuffle=True, random_state=seed).split(placeholder, y)):
+    for fold, (train, validation) in enumerate(
+        StratifiedKFold(folds, shuffle=True, random_state=seed).split(placeholder, y)
+    ):
         yield fold, train, validation
 
 
-def validation_rows(num_rows: int, validation_size: int, seed: int) -> Tuple[np.ndarray, np.ndarray]:
+def validation_rows(num_rows: int, validation_size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``(train_rows, validation_rows)``: ``validation_size`` rows held out uniformly at random (seed ``seed``).
 
     :raises ValueError: ``validation_size`` is not in (0, ``num_rows``).
@@ -148,4 +166,3 @@ def validation_rows(num_rows: int, validation_size: int, seed: int) -> Tuple[np.
         raise ValueError(f"validation_size must be in (0, {num_rows}), got {validation_size}")
     order = np.random.default_rng(seed).permutation(num_rows)
     return order[validation_size:], order[:validation_size]
-

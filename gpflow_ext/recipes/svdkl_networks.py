@@ -1,10 +1,11 @@
 """SV-DKL's networks and the DNN stage's optimizers (Section 5): the fully connected d-1000-1000-500-50-c network,
 Caffe's LeNet, Adam/AdamW/SGD with an optional cosine-decayed learning rate."""
-from typing import Any, Sequence
 
-import numpy as np
+from collections.abc import Sequence
+from typing import Any
 
 import gpflow
+import numpy as np
 from gpflow.keras import tf_keras
 
 from ..training import decayed_learning_rate as training_decayed_learning_rate
@@ -14,8 +15,9 @@ __all__ = ["build_mlp", "build_lenet", "network_optimizer", "epochs_decayed_lear
 NETWORK_OPTIMIZERS = ("adam", "sgd")
 
 
-def build_mlp(input_dim: int, num_outputs: int, hidden: Sequence[int] = (1000, 1000, 500, 50), seed: int = 0,
-              dropout: float = 0.0) -> tf_keras.Model:
+def build_mlp(
+    input_dim: int, num_outputs: int, hidden: Sequence[int] = (1000, 1000, 500, 50), seed: int = 0, dropout: float = 0.0
+) -> tf_keras.Model:
     """The paper's fully connected d-1000-1000-500-50-c ReLU network (Section 5.1/5.2).
 
     ``dropout > 0`` adds a ``Dropout(dropout)`` after every hidden ReLU (active in training steps, off in

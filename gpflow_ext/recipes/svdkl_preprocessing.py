@@ -1,6 +1,7 @@
 """Preprocessing and baselines of the SV-DKL tables: standardising (one-hot columns kept at 0/1), log(1 + x)
 of heavy-tailed columns, the majority-class rate."""
-from typing import List, Sequence
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -10,7 +11,7 @@ INDICATOR_SCALINGS = ("standardise", "keep")
 ADULT_HEAVY_TAILED = ("capital-gain", "capital-loss")
 
 
-def standardise(train: np.ndarray, *others: np.ndarray, indicators: str = "standardise") -> List[np.ndarray]:
+def standardise(train: np.ndarray, *others: np.ndarray, indicators: str = "standardise") -> list[np.ndarray]:
     """Zero-mean unit-variance columns using the training statistics (constant columns left at 0).
 
     ``indicators="keep"`` leaves the 0/1 indicator columns of the training set (one-hot categories) as they are

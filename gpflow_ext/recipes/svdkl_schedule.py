@@ -12,18 +12,19 @@ Two things make the schedule safe to use at any budget:
   ``validation_data``. A stage never returns a model worse on validation, in accuracy or NLP, than the one it
   started from; the test split, if given, is only scored.
 """
-import dataclasses
-from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple
 
-import numpy as np
-import tensorflow as tf
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import gpflow
+import numpy as np
+import tensorflow as tf
 from gpflow.keras import tf_keras
 
 from ..metrics import classification_metrics
-from ..models import SoftmaxNetwork, SVDKL
+from ..models import SVDKL, SoftmaxNetwork
 from ..training import EarlyStopping, GroupedOptimizer, Metrics, TensorBoard, fit
 from ..validation import check_positive_int, check_positive_number, validate_classification_data
 from ..variational.from_targets import set_posterior_of_targets
@@ -49,26 +50,27 @@ class SVDKLSchedule:
     gp_epochs: int = 5
     joint_epochs: int = 10
     batch_size: int = 256
-    joint_batch_size: Optional[int] = None
+    joint_batch_size: int | None = None
     network_learning_rate: float = 1e-3
     gp_learning_rate: float = 1e-2
     joint_learning_rate: float = 1e-3
-    joint_gp_learning_rate: Optional[float] = None
+    joint_gp_learning_rate: float | None = None
     num_predict_samples: int = 16
     validation_fraction: float = 0.1
-    patience: Optional[int] = None
+    patience: int | None = None
     seed: int = 0
 
 
-def stratified_split(X: np.ndarray, Y: np.ndarray, fraction: float, seed: int) -> Tuple[Tuple, Tuple]:
+def stratified_split(X: np.ndarray, Y: np.ndarray, fraction: float, seed: int) -> tuple[tuple, tuple]:
     """``(train, validation)`` with ``fraction`` of the rows held out, stratified by class where every class has
     at least two rows (else a plain random split)."""
     from sklearn.model_selection import train_test_split
 
     counts = np.bincount(Y)
     stratify = Y if counts[counts > 0].min() >= 2 and round(fraction * len(Y)) >= (counts > 0).sum() else None
-    X_train, X_valid, Y_train, Y_valid = train_test_split(X, Y, test_size=fraction, random_state=seed,
-                                                          stratify=stratify)
+    X_train, X_valid, Y_train, Y_valid = train_test_split(
+        X, Y, test_size=fraction, random_state=seed, stratify=stratify
+    )
     return (X_train, Y_train), (X_valid, Y_valid)
 
 
@@ -76,8 +78,15 @@ def _batched(function: Callable[[tf.Tensor], tf.Tensor], X: np.ndarray, batch: i
     return np.concatenate([function(tf.constant(X[i : i + batch])).numpy() for i in range(0, len(X), batch)])
 
 
-def match_network(model: SVDKL, network: SoftmaxNetwork, X: np.ndarray, *, num_rows: int = 10_000,
-                  noise_fraction: float = 1e-3, seed: int = 0) -> Dict[str, float]:
+def match_network(
+    model: SVDKL,
+    network: SoftmaxNetwork,
+    X: np.ndarray,
+    *,
+    num_rows: int = 10_000,
+    noise_fraction: float = 1e-3,
+    seed: int = 0,
+) -> dict[str, float]:
     """Start the GP layer where the network ends: DNN+GP then predicts (nearly) what ``network`` predicts.
 
     On up to ``num_rows`` training rows: the bounded scaling is fitted to the network's features h, then, with one
@@ -93,8 +102,11 @@ def match_network(model: SVDKL, network: SoftmaxNetwork, X: np.ndarray, *, num_r
     model.scaling.adapt(raw)
     H = model.scaling(tf.constant(raw))  # [B, Q]
     logits = _batched(network.logits, sample)  # [B, C]
-    one_per_feature = model.num_gps == model.num_features and np.array_equal(
-        model.feature_groups[:, 0], np.arange(model.num_features)) and model.input_dim == 1
+    one_per_feature = (
+        model.num_gps == model.num_features
+        and np.array_equal(model.feature_groups[:, 0], np.arange(model.num_features))
+        and model.input_dim == 1
+    )
     head = network.head
     if one_per_feature and head is None:
         mixing, targets = np.eye(model.num_classes, model.num_gps), raw
@@ -115,13 +127,13 @@ class _Validation:
     """Accuracy and NLP of a model on validation rows, computed once per training step count (cached), so the
     stopping rule and the logged metrics share one evaluation."""
 
-    def __init__(self, data: Tuple[np.ndarray, np.ndarray], evaluate: Callable[[np.ndarray, np.ndarray], Dict]):
+    def __init__(self, data: tuple[np.ndarray, np.ndarray], evaluate: Callable[[np.ndarray, np.ndarray], dict]):
         self.data, self.evaluate = data, evaluate
         self.key: Any = None
-        self.values: Dict[str, float] = {}
-        self.start_accuracy: Optional[float] = None
+        self.values: dict[str, float] = {}
+        self.start_accuracy: float | None = None
 
-    def __call__(self, model: Any, step: int) -> Dict[str, float]:
+    def __call__(self, model: Any, step: int) -> dict[str, float]:
         if self.key != (id(model), step):
             self.key, self.values = (id(model), step), self.evaluate(*self.data)
         return self.values
@@ -134,25 +146,27 @@ class _Validation:
             self.start_accuracy = values["accuracy"]
         return values["nlp"] if values["accuracy"] >= self.start_accuracy else float("inf")
 
-    def stopping(self, patience: int, name: str) -> Tuple[EarlyStopping, Dict[str, Callable]]:
+    def stopping(self, patience: int, name: str) -> tuple[EarlyStopping, dict[str, Callable]]:
         """The stage's EarlyStopping on :meth:`score`, and the validation NLP and accuracy as metrics."""
         stop = EarlyStopping(self.score, name=f"{name}_score", patience=patience)
-        return stop, {f"{name}_nlp": lambda model, step: self(model, step)["nlp"],
-                      f"{name}_accuracy": lambda model, step: self(model, step)["accuracy"]}
+        return stop, {
+            f"{name}_nlp": lambda model, step: self(model, step)["nlp"],
+            f"{name}_accuracy": lambda model, step: self(model, step)["accuracy"],
+        }
 
 
 def run_schedule(
     model: SVDKL,
-    data: Tuple[np.ndarray, np.ndarray],
+    data: tuple[np.ndarray, np.ndarray],
     schedule: SVDKLSchedule,
     *,
-    network_optimizer: Optional[Any] = None,
-    validation_data: Optional[Tuple[np.ndarray, np.ndarray]] = None,
-    test_data: Optional[Tuple[np.ndarray, np.ndarray]] = None,
-    logdir: Optional[str] = None,
+    network_optimizer: Any | None = None,
+    validation_data: tuple[np.ndarray, np.ndarray] | None = None,
+    test_data: tuple[np.ndarray, np.ndarray] | None = None,
+    logdir: str | None = None,
     progress: bool = False,
-    fit_kwargs: Optional[Dict[str, Any]] = None,
-) -> Dict[str, Any]:
+    fit_kwargs: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Section 5 in one call: DNN with softmax head → GP layer on its frozen features → joint.
 
     1. The feature extractor is trained with the softmax loss (directly on its Q outputs when Q = C, as in
@@ -202,16 +216,16 @@ def run_schedule(
     test = checked.get("test_data", valid)
     batch_size, joint_batch_size = int(min(batch_size, len(X))), int(min(joint_batch_size, len(X)))
     train_data = (X, Y[:, None])
-    common: Dict[str, Any] = dict(batch_size=batch_size, seed=s.seed, progress=progress, exact_random_resume=False)
-    out: Dict[str, Any] = {"validation": {}, "chosen_epoch": {}}
+    common: dict[str, Any] = dict(batch_size=batch_size, seed=s.seed, progress=progress, exact_random_resume=False)
+    out: dict[str, Any] = {"validation": {}, "chosen_epoch": {}}
 
-    def stage_logdir(stage: str) -> Optional[str]:
+    def stage_logdir(stage: str) -> str | None:
         return None if logdir is None else str(Path(logdir) / stage)
 
-    def evaluate_model(Xe: np.ndarray, Ye: np.ndarray) -> Dict[str, float]:
+    def evaluate_model(Xe: np.ndarray, Ye: np.ndarray) -> dict[str, float]:
         return model.evaluate(Xe, Ye, num_samples=num_predict_samples, seed=s.seed)
 
-    def selection(stage: str, evaluate: Callable, epochs: int) -> Tuple[list, Dict[str, Callable]]:
+    def selection(stage: str, evaluate: Callable, epochs: int) -> tuple[list, dict[str, Callable]]:
         """The stage's EarlyStopping (and its validation accuracy metric); none without validation rows."""
         if valid is None:
             return [], {}
@@ -236,15 +250,20 @@ def run_schedule(
         head.build((None, model.num_features))
     network = SoftmaxNetwork(model.feature_extractor, head)
 
-    def evaluate_network(Xe: np.ndarray, Ye: np.ndarray) -> Dict[str, float]:
+    def evaluate_network(Xe: np.ndarray, Ye: np.ndarray) -> dict[str, float]:
         return classification_metrics(network.predict_proba(Xe), Ye)
 
     if network_epochs > 0:
         stops, metrics = selection("network", evaluate_network, network_epochs)
         out["network_history"] = fit(
-            network, train_data, epochs=network_epochs, learning_rate=s.network_learning_rate,
-            optimizer=network_optimizer, logdir=stage_logdir("network"),
-            callbacks=[Metrics(metrics), TensorBoard(log_parameters=False)] + stops, **common,
+            network,
+            train_data,
+            epochs=network_epochs,
+            learning_rate=s.network_learning_rate,
+            optimizer=network_optimizer,
+            logdir=stage_logdir("network"),
+            callbacks=[Metrics(metrics), TensorBoard(log_parameters=False)] + stops,
+            **common,
         )
     record("network", "dnn", evaluate_network)
 
@@ -255,34 +274,46 @@ def run_schedule(
     if gp_epochs > 0:
         stops, metrics = selection("gp", evaluate_model, gp_epochs)
         out["gp_history"] = fit(
-            model, train_data, epochs=gp_epochs, learning_rate=s.gp_learning_rate,
-            variables=model.gp_variables(), logdir=stage_logdir("gp"),
-            callbacks=[Metrics(metrics), TensorBoard(log_parameters=False)] + stops, **common,
+            model,
+            train_data,
+            epochs=gp_epochs,
+            learning_rate=s.gp_learning_rate,
+            variables=model.gp_variables(),
+            logdir=stage_logdir("gp"),
+            callbacks=[Metrics(metrics), TensorBoard(log_parameters=False)] + stops,
+            **common,
         )
     record("gp", "dnn_gp", evaluate_model)
 
     # 3. everything jointly (SV-DKL); never returns a model worse on validation than the one it started from
     if joint_epochs > 0:
         stops, metrics = selection("joint", evaluate_model, joint_epochs)
-        kwargs: Dict[str, Any] = dict(common, batch_size=joint_batch_size)
+        kwargs: dict[str, Any] = dict(common, batch_size=joint_batch_size)
         kwargs.update(fit_kwargs or {})
-        kwargs["callbacks"] = ([Metrics(metrics)] + list(kwargs.get("callbacks", ()))
-                               + [TensorBoard(log_parameters=False)] + stops)
+        kwargs["callbacks"] = (
+            [Metrics(metrics)] + list(kwargs.get("callbacks", ())) + [TensorBoard(log_parameters=False)] + stops
+        )
         if s.joint_gp_learning_rate is not None:
-            kwargs["optimizer"] = GroupedOptimizer([
-                (tf_keras.optimizers.Adam(s.joint_learning_rate), model.network_variables()),
-                (tf_keras.optimizers.Adam(s.joint_gp_learning_rate), model.gp_variables()),
-            ])
+            kwargs["optimizer"] = GroupedOptimizer(
+                [
+                    (tf_keras.optimizers.Adam(s.joint_learning_rate), model.network_variables()),
+                    (tf_keras.optimizers.Adam(s.joint_gp_learning_rate), model.gp_variables()),
+                ]
+            )
         out["joint_history"] = fit(
-            model, train_data, epochs=joint_epochs, learning_rate=s.joint_learning_rate,
-            logdir=stage_logdir("joint"), **kwargs,
+            model,
+            train_data,
+            epochs=joint_epochs,
+            learning_rate=s.joint_learning_rate,
+            logdir=stage_logdir("joint"),
+            **kwargs,
         )
     record("joint", "svdkl", evaluate_model)
     del out["_stops"]
     return out
 
 
-def pretrain_and_fit(model: SVDKL, data: Tuple[np.ndarray, np.ndarray], **options: Any) -> Dict[str, Any]:
+def pretrain_and_fit(model: SVDKL, data: tuple[np.ndarray, np.ndarray], **options: Any) -> dict[str, Any]:
     """:func:`run_schedule` with the :class:`SVDKLSchedule` fields as keywords (``network_epochs=10``,
     ``gp_epochs=5``, ``joint_epochs=10``, ``batch_size=256``, ``validation_fraction=0.1``, ...) beside its own
     (``validation_data``, ``test_data``, ``logdir``, ``network_optimizer``, ``progress``, ``fit_kwargs``)."""

@@ -11,19 +11,34 @@
 
 (Peers that need their own interpreter, napkinXC and omikuji, stay with the experiment scripts.)
 """
+
 import time
-from typing import Any, Dict, List, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..metrics import ranking_metrics
 
-__all__ = ["one_vs_rest_logistic", "summarise_runs", "encode_rows", "decode_rows", "row_hits",
-           "paired_comparison", "bootstrap_interval"]
+__all__ = [
+    "one_vs_rest_logistic",
+    "summarise_runs",
+    "encode_rows",
+    "decode_rows",
+    "row_hits",
+    "paired_comparison",
+    "bootstrap_interval",
+]
 
 
-def one_vs_rest_logistic(train: Tuple[Any, Any], test: Tuple[Any, Any], C: float = 10.0, seed: int = 0,
-                         top_k: int = 5, save_rows: bool = False) -> Dict[str, Any]:
+def one_vs_rest_logistic(
+    train: tuple[Any, Any],
+    test: tuple[Any, Any],
+    C: float = 10.0,
+    seed: int = 0,
+    top_k: int = 5,
+    save_rows: bool = False,
+) -> dict[str, Any]:
     """Fit on ``train = (X, Y)`` (CSR), rank the labels of ``test``'s rows; returns the method name,
     ``fit_seconds``, ``predict_seconds`` and P@k / nDCG@k (%) for k = 1, 3, 5 (with ``save_rows``, also
     ``"top"``: :func:`encode_rows` of the top-k label ids per test row). Labels never seen in training are
@@ -45,16 +60,20 @@ def one_vs_rest_logistic(train: Tuple[Any, Any], test: Tuple[Any, Any], C: float
         top.append(present[best])
     predict_seconds = time.perf_counter() - start
     top = np.concatenate(top)
-    out = {"method": f"sklearn-ovr-logreg(C={C:g})", "fit_seconds": fit_seconds,
-           "predict_seconds": predict_seconds, **ranking_metrics(top, Y_test, (1, 3, 5))}
+    out = {
+        "method": f"sklearn-ovr-logreg(C={C:g})",
+        "fit_seconds": fit_seconds,
+        "predict_seconds": predict_seconds,
+        **ranking_metrics(top, Y_test, (1, 3, 5)),
+    }
     if save_rows:
         out["top"] = encode_rows(top)
     return out
 
 
-def summarise_runs(rows: List[Dict[str, Any]],
-                   keys: Sequence[str] = ("P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "fit_seconds")
-                   ) -> List[Dict[str, Any]]:
+def summarise_runs(
+    rows: list[dict[str, Any]], keys: Sequence[str] = ("P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "fit_seconds")
+) -> list[dict[str, Any]]:
     """One row per method with more than one run: the median of each score in ``keys`` and its
     ``"<key> min"`` / ``"<key> max"`` over the runs (``runs``: how many)."""
     summary = []
@@ -62,7 +81,7 @@ def summarise_runs(rows: List[Dict[str, Any]],
         runs = [r for r in rows if r["method"] == name]
         if len(runs) < 2:
             continue
-        row: Dict[str, Any] = {"method": f"{name} (median of {len(runs)} runs)", "runs": len(runs)}
+        row: dict[str, Any] = {"method": f"{name} (median of {len(runs)} runs)", "runs": len(runs)}
         for key in keys:
             values = np.array([r[key] for r in runs if key in r], dtype=float)
             if values.size:
@@ -99,13 +118,14 @@ def row_hits(top: np.ndarray, Y: Any, k: int) -> np.ndarray:
         raise ValueError(f"top {top.shape} must have N={Y.shape[0]} rows and at least k={k} columns")
     hits = np.zeros(top.shape[0], dtype=np.int64)
     for i in range(top.shape[0]):
-        labels = Y.indices[Y.indptr[i]: Y.indptr[i + 1]]
+        labels = Y.indices[Y.indptr[i] : Y.indptr[i + 1]]
         hits[i] = int(np.isin(top[i][top[i] >= 0], labels).sum())
     return hits
 
 
-def bootstrap_interval(differences: np.ndarray, resamples: int = 2000, seed: int = 0,
-                       level: float = 0.95) -> Tuple[float, float]:
+def bootstrap_interval(
+    differences: np.ndarray, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
     """Percentile interval of the mean of ``differences`` [N] (one value per test row) over ``resamples``
     resamplings of the rows with replacement (``numpy.random.default_rng(seed)``)."""
     differences = np.asarray(differences, dtype=float)
@@ -120,8 +140,14 @@ def bootstrap_interval(differences: np.ndarray, resamples: int = 2000, seed: int
     return float(low), float(high)
 
 
-def paired_comparison(hits_a: Sequence[np.ndarray], hits_b: Sequence[np.ndarray], k: int = 1,
-                      resamples: int = 2000, seed: int = 0, level: float = 0.95) -> Dict[str, Any]:
+def paired_comparison(
+    hits_a: Sequence[np.ndarray],
+    hits_b: Sequence[np.ndarray],
+    k: int = 1,
+    resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, Any]:
     """Runs of method A (``hits_a``: one :func:`row_hits` array [N] per run) against runs of method B on the
     same N test rows, at P@k (points, %).
 
@@ -145,8 +171,18 @@ def paired_comparison(hits_a: Sequence[np.ndarray], hits_b: Sequence[np.ndarray]
     per_row = a.mean(axis=0) - b.mean(axis=0)  # [N]
     low, high = bootstrap_interval(per_row, resamples, seed, level)
     return {
-        "k": k, "runs_a": int(a.shape[0]), "runs_b": int(b.shape[0]), "n_rows": int(a.shape[1]),
-        "mean_difference": float(per_row.mean()), "interval": [low, high], "level": level,
-        "resamples": resamples, "bootstrap_seed": seed, "interval_covers_zero": bool(low <= 0.0 <= high),
-        "wins": counts["win"], "ties": counts["tie"], "losses": counts["loss"], "pairs": pairs,
+        "k": k,
+        "runs_a": int(a.shape[0]),
+        "runs_b": int(b.shape[0]),
+        "n_rows": int(a.shape[1]),
+        "mean_difference": float(per_row.mean()),
+        "interval": [low, high],
+        "level": level,
+        "resamples": resamples,
+        "bootstrap_seed": seed,
+        "interval_covers_zero": bool(low <= 0.0 <= high),
+        "wins": counts["win"],
+        "ties": counts["tie"],
+        "losses": counts["loss"],
+        "pairs": pairs,
     }

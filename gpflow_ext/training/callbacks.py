@@ -13,10 +13,12 @@ TensorBoard scalars (through ``gpflow.monitor``, Python-int steps): ``training/o
 model parameters (``ModelToTensorBoard``), ``metrics/<name>``, and images ``<name>`` from
 ``plot(fig, axes)`` functions (``ImageToTensorBoard``).
 """
+
 import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any
 
 from gpflow.monitor import ImageToTensorBoard, ModelToTensorBoard, Monitor, MonitorTaskGroup, ScalarToTensorBoard
 
@@ -25,7 +27,13 @@ from .checkpoints import RESUME_CHOICES, check_folder
 from .history import History
 
 __all__ = [
-    "RunState", "Callback", "ProgressBar", "TensorBoard", "Metrics", "FunctionCallback", "Checkpointing",
+    "RunState",
+    "Callback",
+    "ProgressBar",
+    "TensorBoard",
+    "Metrics",
+    "FunctionCallback",
+    "Checkpointing",
     "call_flexibly",
 ]
 
@@ -37,8 +45,8 @@ class RunState:
     model: Any
     history: History
     epochs: int
-    steps_per_epoch: Optional[int]  # None: a dataset of unknown length (counted while iterating)
-    logdir: Optional[str]
+    steps_per_epoch: int | None  # None: a dataset of unknown length (counted while iterating)
+    logdir: str | None
     epoch: int = 0  # epochs completed
     step: int = 0  # global updates done
     epoch_step: int = 0  # updates done in the epoch under way
@@ -48,7 +56,7 @@ class RunState:
     seconds: float = 0.0
     writer: bool = True  # this process writes logs and checkpoints
     stop: bool = False  # a callback asks the loop to end after this epoch (EarlyStopping)
-    extras: Dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def current_epoch(self) -> int:
@@ -89,7 +97,7 @@ class Callback:
     def on_step_end(self, run: RunState) -> None:
         pass
 
-    def on_epoch_end(self, run: RunState) -> Optional[Mapping[str, float]]:
+    def on_epoch_end(self, run: RunState) -> Mapping[str, float] | None:
         return None
 
     def on_metrics(self, run: RunState, values: Mapping[str, float]) -> None:
@@ -111,11 +119,17 @@ class FunctionCallback(Callback):
         self.function = function
         self.every = every
 
-    def on_epoch_end(self, run: RunState) -> Optional[Mapping[str, float]]:
+    def on_epoch_end(self, run: RunState) -> Mapping[str, float] | None:
         if not _due(run, self.every):
             return None
-        returned = call_flexibly(self.function, model=run.model, epoch=run.epoch, step=run.step,
-                                 history=run.history, objective=run.epoch_objective)
+        returned = call_flexibly(
+            self.function,
+            model=run.model,
+            epoch=run.epoch,
+            step=run.step,
+            history=run.history,
+            objective=run.epoch_objective,
+        )
         if isinstance(returned, Mapping):
             return {str(k): float(v) for k, v in returned.items()}
         return None
@@ -130,11 +144,12 @@ class Metrics(Callback):
         self.functions = dict(functions)
         self.every = every
 
-    def on_epoch_end(self, run: RunState) -> Optional[Mapping[str, float]]:
+    def on_epoch_end(self, run: RunState) -> Mapping[str, float] | None:
         if not self.functions or not _due(run, self.every):
             return None
-        context = dict(model=run.model, epoch=run.epoch, step=run.step, history=run.history,
-                       objective=run.epoch_objective)
+        context = dict(
+            model=run.model, epoch=run.epoch, step=run.step, history=run.history, objective=run.epoch_objective
+        )
         return {name: float(call_flexibly(f, **context)) for name, f in self.functions.items()}
 
 
@@ -148,15 +163,23 @@ class ProgressBar(Callback):
     def on_train_begin(self, run: RunState) -> None:
         from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it
 
-        remaining = None if run.steps_per_epoch is None else max(
-            0, (run.epochs - run.epoch) * run.steps_per_epoch - run.epoch_step)
-        self.bar = tqdm(total=remaining, desc=f"fit {type(run.model).__name__}", unit="step",
-                        disable=not self.enabled or remaining == 0, dynamic_ncols=True, leave=True)
+        remaining = (
+            None
+            if run.steps_per_epoch is None
+            else max(0, (run.epochs - run.epoch) * run.steps_per_epoch - run.epoch_step)
+        )
+        self.bar = tqdm(
+            total=remaining,
+            desc=f"fit {type(run.model).__name__}",
+            unit="step",
+            disable=not self.enabled or remaining == 0,
+            dynamic_ncols=True,
+            leave=True,
+        )
 
     def on_step_end(self, run: RunState) -> None:
         self.bar.update(1)
-        self.bar.set_postfix(epoch=f"{run.current_epoch}/{run.epochs}", objective=f"{run.objective:.5g}",
-                             refresh=False)
+        self.bar.set_postfix(epoch=f"{run.current_epoch}/{run.epochs}", objective=f"{run.objective:.5g}", refresh=False)
 
     def on_metrics(self, run: RunState, values: Mapping[str, float]) -> None:
         shown = ", ".join(f"{k}={v:.4g}" for k, v in values.items())
@@ -199,14 +222,14 @@ class TensorBoard(Callback):
 
     def __init__(
         self,
-        logdir: Optional[str] = None,
+        logdir: str | None = None,
         *,
-        log_every: Optional[int] = None,
-        log_parameters: Union[bool, Sequence[str]] = True,
-        images: Optional[Mapping[str, Callable]] = None,
+        log_every: int | None = None,
+        log_parameters: bool | Sequence[str] = True,
+        images: Mapping[str, Callable] | None = None,
         images_every: int = 1,
-        image_kwargs: Optional[Mapping[str, Any]] = None,
-        monitor: Optional[Union[Monitor, MonitorTaskGroup, Sequence[MonitorTaskGroup]]] = None,
+        image_kwargs: Mapping[str, Any] | None = None,
+        monitor: Monitor | MonitorTaskGroup | Sequence[MonitorTaskGroup] | None = None,
     ):
         if images is not None and not isinstance(images, Mapping):
             raise TypeError("images must be a mapping {name: plot(fig, axes)}")
@@ -217,16 +240,16 @@ class TensorBoard(Callback):
         self.images_every = images_every
         self.image_kwargs = dict(image_kwargs or {})
         if monitor is None:
-            self.extra: List[Any] = []
+            self.extra: list[Any] = []
         elif isinstance(monitor, (Monitor, MonitorTaskGroup)):
             self.extra = [monitor]
         else:
             self.extra = list(monitor)
-        self.directory: Optional[str] = None
+        self.directory: str | None = None
         self.step_group = None
-        self.epoch_tasks: List[Any] = []
-        self.metric_tasks: Dict[str, Any] = {}
-        self.image_tasks: List[Any] = []
+        self.epoch_tasks: list[Any] = []
+        self.metric_tasks: dict[str, Any] = {}
+        self.image_tasks: list[Any] = []
 
     def on_train_begin(self, run: RunState) -> None:
         self.directory = self.logdir or run.logdir if run.writer else None
@@ -243,8 +266,9 @@ class TensorBoard(Callback):
             ScalarToTensorBoard(self.directory, _read("epoch_objective"), "training/epoch_objective"),
             ScalarToTensorBoard(self.directory, _read("seconds_per_epoch"), "training/seconds_per_epoch"),
         ]
-        self.image_tasks = [ImageToTensorBoard(self.directory, plot, name, **self.image_kwargs)
-                            for name, plot in self.images.items()]
+        self.image_tasks = [
+            ImageToTensorBoard(self.directory, plot, name, **self.image_kwargs) for name, plot in self.images.items()
+        ]
 
     def on_step_end(self, run: RunState) -> None:
         kwargs = dict(objective=run.objective, model=run.model, epoch=run.current_epoch)
@@ -296,11 +320,11 @@ class Checkpointing(Callback):
 
     def __init__(
         self,
-        checkpoint_dir: Union[str, Path],
+        checkpoint_dir: str | Path,
         *,
-        resume: Union[str, bool] = "auto",
+        resume: str | bool = "auto",
         every_epochs: int = 1,
-        every_steps: Optional[int] = None,
+        every_steps: int | None = None,
         max_checkpoints: int = 3,
     ):
         if checkpoint_dir is None:
@@ -313,9 +337,9 @@ class Checkpointing(Callback):
         self.every_steps = check_positive_int(every_steps, "every_steps", allow_none=True)
         self.max_checkpoints = check_positive_int(max_checkpoints, "max_checkpoints")
         self.checkpoints: Any = None
-        self.counters: Dict[str, Any] = {}
+        self.counters: dict[str, Any] = {}
 
-    def attach(self, checkpoints: Any, counters: Dict[str, Any]) -> None:
+    def attach(self, checkpoints: Any, counters: dict[str, Any]) -> None:
         """Called by ``fit``: the run's :class:`RunCheckpoints` and its checkpointed counters ``epoch,
         step, epoch_step, epoch_loss_sum, history`` (a JSON string), assigned from the run state just
         before each save."""

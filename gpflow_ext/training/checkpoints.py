@@ -13,14 +13,16 @@
 * ``resume=False`` starts afresh after moving the existing checkpoints to ``previous-K/``; nothing
   is deleted except by the rotation of the run's own older checkpoints (``max_to_keep``).
 """
+
 import hashlib
 import json
 import re
 import shutil
 import tempfile
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,7 +37,7 @@ _INDEX = re.compile(r"^ckpt-(\d+)\.index$")
 _FINGERPRINT_KEY = "fingerprint/.ATTRIBUTES/VARIABLE_VALUE"
 
 
-def check_folder(path: Union[str, Path], name: str) -> Path:
+def check_folder(path: str | Path, name: str) -> Path:
     """``path`` as a folder that exists or can be created: a ``ValueError`` naming the argument ``name``
     when ``path`` or one of its parents is an existing regular file."""
     folder = Path(path)
@@ -43,13 +45,15 @@ def check_folder(path: Union[str, Path], name: str) -> Path:
         if place.exists():
             if not place.is_dir():
                 where = "is" if place == folder else f"lies under {str(place)!r}, which is"
-                raise ValueError(f"{name}={str(path)!r} {where} an existing file, not a folder; "
-                                 f"pass the path of a folder (it is created if missing)")
+                raise ValueError(
+                    f"{name}={str(path)!r} {where} an existing file, not a folder; "
+                    f"pass the path of a folder (it is created if missing)"
+                )
             break
     return folder
 
 
-def data_fingerprint(arrays: Optional[Sequence[Any]]) -> Dict[str, Any]:
+def data_fingerprint(arrays: Sequence[Any] | None) -> dict[str, Any]:
     """Shapes, dtypes and a blake2b digest of the training arrays (dense or CSR)."""
     if arrays is None:
         return {"data": "held by the model"}
@@ -67,9 +71,9 @@ def data_fingerprint(arrays: Optional[Sequence[Any]]) -> Dict[str, Any]:
     return {"parts": parts, "digest": digest.hexdigest()}
 
 
-def _flatten(value: Any, prefix: str = "") -> Dict[str, Any]:
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     if isinstance(value, dict):
-        out: Dict[str, Any] = {}
+        out: dict[str, Any] = {}
         for key, item in value.items():
             key = str(key)
             out.update(_flatten(item, f"{prefix}{'' if key.startswith('.') else '.'}{key}" if prefix else key))
@@ -82,7 +86,7 @@ def _flatten(value: Any, prefix: str = "") -> Dict[str, Any]:
     return {prefix: value}
 
 
-def fingerprint_differences(saved: Dict[str, Any], now: Dict[str, Any]) -> List[Tuple[str, Any, Any]]:
+def fingerprint_differences(saved: dict[str, Any], now: dict[str, Any]) -> list[tuple[str, Any, Any]]:
     """``(key, saved value, current value)`` for every key that differs (missing shows as None)."""
     a, b = _flatten(saved), _flatten(now)
     return [(key, a.get(key), b.get(key)) for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
@@ -92,19 +96,25 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
 
 
-def _discover(directory: Path) -> List[Tuple[int, str]]:
+def _discover(directory: Path) -> list[tuple[int, str]]:
     """``(N, prefix)`` of every ``ckpt-N`` in ``directory``, newest first."""
     if not directory.is_dir():
         return []
-    found = [(int(m.group(1)), str(directory / f"ckpt-{m.group(1)}"))
-             for m in (_INDEX.match(p.name) for p in directory.iterdir()) if m]
+    found = [
+        (int(m.group(1)), str(directory / f"ckpt-{m.group(1)}"))
+        for m in (_INDEX.match(p.name) for p in directory.iterdir())
+        if m
+    ]
     return sorted(found, reverse=True)
 
 
-def _files_of(prefix: str) -> List[Path]:
+def _files_of(prefix: str) -> list[Path]:
     path = Path(prefix)
-    return [p for p in path.parent.glob(path.name + ".*") if p.name == path.name + ".index"
-            or p.name.startswith(path.name + ".data-")]
+    return [
+        p
+        for p in path.parent.glob(path.name + ".*")
+        if p.name == path.name + ".index" or p.name.startswith(path.name + ".data-")
+    ]
 
 
 def _free_folder(directory: Path, stem: str) -> Path:
@@ -133,10 +143,10 @@ class RunCheckpoints:
 
     def __init__(
         self,
-        directory: Union[str, Path],
+        directory: str | Path,
         checkpoint: tf.train.Checkpoint,
         fingerprint_variable: tf.Variable,
-        fingerprint: Dict[str, Any],
+        fingerprint: dict[str, Any],
         max_to_keep: int,
         writer: bool = True,
     ):
@@ -146,11 +156,11 @@ class RunCheckpoints:
         fingerprint_variable.assign(json.dumps(self.fingerprint, sort_keys=True))
         self.max_to_keep = max_to_keep
         self.writer = writer
-        self.manager: Optional[tf.train.CheckpointManager] = None
-        self.latest: Optional[str] = None
+        self.manager: tf.train.CheckpointManager | None = None
+        self.latest: str | None = None
 
     # ------------------------------------------------------------------ start of a run
-    def restore(self, resume: Union[str, bool]) -> Optional[str]:
+    def restore(self, resume: str | bool) -> str | None:
         """Restore the newest readable checkpoint of this run (``resume`` ``"auto"``/``True``) or
         set the folder up for a fresh run (``False``). Returns the restored prefix or ``None``."""
         found = _discover(self.directory)
@@ -165,7 +175,7 @@ class RunCheckpoints:
                 raise ValueError(f"resume=True but there is no checkpoint (ckpt-N.index) in {self.directory}")
             self._open_manager()
             return None
-        unreadable: List[Tuple[int, str, str]] = []
+        unreadable: list[tuple[int, str, str]] = []
         for number, prefix in found:
             try:
                 reader = _read_all(prefix)
@@ -192,8 +202,11 @@ class RunCheckpoints:
 
     def _check_fingerprint(self, prefix: str, reader: Any) -> None:
         if _FINGERPRINT_KEY not in reader.get_variable_to_shape_map():
-            warnings.warn(f"checkpoint {prefix} has no run fingerprint (written by an older version); "
-                          "its structure is checked by the restore only")
+            warnings.warn(
+                f"checkpoint {prefix} has no run fingerprint (written by an older version); "
+                "its structure is checked by the restore only",
+                stacklevel=2,
+            )
             return
         saved = json.loads(reader.get_tensor(_FINGERPRINT_KEY).decode())
         differences = fingerprint_differences(saved, self.fingerprint)
@@ -205,15 +218,17 @@ class RunCheckpoints:
                 f"here (the existing checkpoints are then moved to {self.directory}/previous-K, not deleted).",
             )
 
-    def _set_aside_unreadable(self, unreadable: List[Tuple[int, str, str]], used: str) -> None:
+    def _set_aside_unreadable(self, unreadable: list[tuple[int, str, str]], used: str) -> None:
         target = _free_folder(self.directory, "unreadable")
-        for number, prefix, why in unreadable:
+        for _number, prefix, why in unreadable:
             where = f"; moved to {target}" if self.writer else ""
-            warnings.warn(f"checkpoint {prefix} is unreadable ({why}){where}; resuming from the older {used}")
+            warnings.warn(
+                f"checkpoint {prefix} is unreadable ({why}){where}; resuming from the older {used}", stacklevel=2
+            )
         if self.writer:
             self._move_aside([(n, p) for n, p, _ in unreadable], target, also_state=False)
 
-    def _move_aside(self, found: Sequence[Tuple[int, str]], target: Path, also_state: bool) -> Path:
+    def _move_aside(self, found: Sequence[tuple[int, str]], target: Path, also_state: bool) -> Path:
         target.mkdir(parents=True, exist_ok=True)
         for _, prefix in found:
             for path in _files_of(prefix):
@@ -230,7 +245,7 @@ class RunCheckpoints:
         self.directory.mkdir(parents=True, exist_ok=True)
         found = _discover(self.directory)
         state = self.directory / "checkpoint"
-        listed: Optional[List[str]] = None
+        listed: list[str] | None = None
         if state.exists():
             try:
                 parsed = tf.train.get_checkpoint_state(str(self.directory))
@@ -240,8 +255,11 @@ class RunCheckpoints:
             if listed is None:
                 kept = _free_folder(self.directory, "checkpoint.unreadable")
                 shutil.move(str(state), str(kept))
-                warnings.warn(f"the checkpoint state file {state} is unreadable; kept it as {kept} and rebuilt it "
-                              f"from the {len(found)} ckpt-N files present")
+                warnings.warn(
+                    f"the checkpoint state file {state} is unreadable; kept it as {kept} and rebuilt it "
+                    f"from the {len(found)} ckpt-N files present",
+                    stacklevel=2,
+                )
         present = [prefix for _, prefix in reversed(found)]  # oldest first
         if found:
             # every checkpoint on disk gets a timestamp after the "last preserved" one: the manager then
@@ -249,13 +267,16 @@ class RunCheckpoints:
             stamps = [Path(prefix + ".index").stat().st_mtime for prefix in present]
             stamps = [float(t) for t in np.maximum.accumulate(np.asarray(stamps) + 1e-6 * np.arange(len(stamps)))]
             tf.compat.v1.train.update_checkpoint_state(
-                str(self.directory), present[-1], all_model_checkpoint_paths=present,
-                all_model_checkpoint_timestamps=stamps, last_preserved_timestamp=min(stamps) - 1.0,
+                str(self.directory),
+                present[-1],
+                all_model_checkpoint_paths=present,
+                all_model_checkpoint_timestamps=stamps,
+                last_preserved_timestamp=min(stamps) - 1.0,
             )
         self.manager = tf.train.CheckpointManager(self.checkpoint, str(self.directory), max_to_keep=self.max_to_keep)
 
     # ------------------------------------------------------------------ during a run
-    def save(self, number: int) -> Optional[str]:
+    def save(self, number: int) -> str | None:
         """Write ``ckpt-number`` (the chief only; other workers write to a scratch folder, as
         ``tf.distribute`` needs every worker to take part in a save). Returns the prefix."""
         if not self.writer:

@@ -8,14 +8,16 @@ the rows: dense rows with ``tf.gather``; sparse rows straight from the CSR vecto
 Shuffling is stateless and keyed by ``(seed, epoch)``, so epoch ``e`` sees the same order whether
 training ran uninterrupted or was resumed from a checkpoint.
 """
+
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Optional, Sequence, Tuple, Union
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
 
-Batch = Tuple[Union[tf.Tensor, tf.SparseTensor], ...]
+Batch = tuple[tf.Tensor | tf.SparseTensor, ...]
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,7 @@ class ArrayData:
     def gather(self, rows: tf.Tensor) -> Batch:
         rows = tf.cast(rows, tf.int64)
         return tuple(
-            part.gather_rows(rows) if isinstance(part, CSRTensors) else tf.gather(part, rows)
-            for part in self.parts
+            part.gather_rows(rows) if isinstance(part, CSRTensors) else tf.gather(part, rows) for part in self.parts
         )
 
     def shapes(self) -> str:
@@ -107,9 +108,7 @@ def index_dataset(
     from 1); epoch ``e`` uses :func:`epoch_order` with key ``(seed, e)``. Batches never span epochs."""
     epochs = tf.data.Dataset.range(first_epoch, last_epoch)
     return epochs.flat_map(
-        lambda epoch: tf.data.Dataset.from_tensor_slices(epoch_order(num_data, seed, epoch, shuffle)).batch(
-            batch_size
-        )
+        lambda epoch: tf.data.Dataset.from_tensor_slices(epoch_order(num_data, seed, epoch, shuffle)).batch(batch_size)
     )
 
 
@@ -140,7 +139,7 @@ def minibatch_dataset(
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
 
 
-def steps_per_epoch(num_data: int, batch_size: Optional[int]) -> int:
+def steps_per_epoch(num_data: int, batch_size: int | None) -> int:
     """ceil(N / B) (1 for full batch)."""
     if batch_size is None or batch_size >= num_data:
         return 1
@@ -153,7 +152,7 @@ def steps_per_epoch(num_data: int, batch_size: Optional[int]) -> int:
 class HeldData:
     """A model that holds its own data (GPR, SGPR): one full-batch step per epoch."""
 
-    steps_per_epoch: Optional[int] = 1
+    steps_per_epoch: int | None = 1
     element_spec = None
     description = "internal data"
 
@@ -172,23 +171,42 @@ class ArrayInput:
     replica gathers its share). One pipeline serves consecutive epochs up to ``last_epoch`` (set by the loop), so an epoch does
     not pay for starting a new pipeline."""
 
-    def __init__(self, data: ArrayData, batch_size: int, seed: int, shuffle: bool, gather: bool = True,
-                 fingerprint: Optional[dict] = None):
+    def __init__(
+        self,
+        data: ArrayData,
+        batch_size: int,
+        seed: int,
+        shuffle: bool,
+        gather: bool = True,
+        fingerprint: dict | None = None,
+    ):
         self.data, self.batch_size, self.seed, self.shuffle, self.gather = data, batch_size, seed, shuffle, gather
         self.steps_per_epoch = steps_per_epoch(data.num_data, batch_size)
-        self.element_spec = minibatch_dataset(data, batch_size, 1, 2, seed, shuffle, gather,
-                                              with_rows=True).element_spec
+        self.element_spec = minibatch_dataset(
+            data, batch_size, 1, 2, seed, shuffle, gather, with_rows=True
+        ).element_spec
         self.description = data.shapes()
         self._fingerprint = fingerprint or {}
-        self.last_epoch: Optional[int] = None
-        self._batches: Optional[Iterator[Any]] = None
-        self._next_epoch: Optional[int] = None
+        self.last_epoch: int | None = None
+        self._batches: Iterator[Any] | None = None
+        self._next_epoch: int | None = None
 
     def epoch(self, epoch: int, skip: int = 0):
         if self._batches is None or epoch != self._next_epoch or skip:
             last = max(epoch, self.last_epoch or epoch)
-            self._batches = iter(minibatch_dataset(self.data, self.batch_size, epoch, last + 1, self.seed,
-                                                   self.shuffle, self.gather, skip, with_rows=True))
+            self._batches = iter(
+                minibatch_dataset(
+                    self.data,
+                    self.batch_size,
+                    epoch,
+                    last + 1,
+                    self.seed,
+                    self.shuffle,
+                    self.gather,
+                    skip,
+                    with_rows=True,
+                )
+            )
         self._next_epoch = epoch + 1
         for _ in range(self.steps_per_epoch - skip):
             yield next(self._batches)
@@ -240,8 +258,11 @@ class DatasetInput:
             out = []
             for part in parts:
                 if part.dtype.is_floating and part.dtype != self.dtype:
-                    part = tf.cast(part, self.dtype) if not isinstance(part, tf.SparseTensor) else tf.SparseTensor(
-                        part.indices, tf.cast(part.values, self.dtype), part.dense_shape)
+                    part = (
+                        tf.cast(part, self.dtype)
+                        if not isinstance(part, tf.SparseTensor)
+                        else tf.SparseTensor(part.indices, tf.cast(part.values, self.dtype), part.dense_shape)
+                    )
                 out.append(part)
             return tuple(out)
 
@@ -253,5 +274,8 @@ class DatasetInput:
         return iter(dataset.skip(skip))
 
     def fingerprint(self) -> dict:
-        return {"dataset": [str(part) for part in self.element_spec],
-                "steps_per_epoch": self.steps_per_epoch, "epoch_function": self.make is not None}
+        return {
+            "dataset": [str(part) for part in self.element_spec],
+            "steps_per_epoch": self.steps_per_epoch,
+            "epoch_function": self.make is not None,
+        }

@@ -4,9 +4,11 @@ Names follow ``gpflow.utilities.parameter_dict`` (``.kernel.lengthscales``), exc
 whose tracking paths (``._self_tracked_trackables[2]._trainable_weights[0]``) are replaced by the
 layer and weight names (``.feature_extractor/dense_2/kernel``).
 """
+
 import re
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import gpflow
 import numpy as np
@@ -25,9 +27,9 @@ def _readable(path: str, variable: tf.Variable) -> str:
     return f"{owner}/{variable.name.split(':')[0]}"
 
 
-def variable_names(model: tf.Module, variables: Sequence[tf.Variable]) -> List[str]:
+def variable_names(model: tf.Module, variables: Sequence[tf.Variable]) -> list[str]:
     """Readable names for ``variables`` (parameters of ``model`` or not)."""
-    by_ref: Dict[Any, str] = {}
+    by_ref: dict[Any, str] = {}
     for path, leaf in gpflow.utilities.parameter_dict(model).items():
         variable = leaf.unconstrained_variable if isinstance(leaf, gpflow.Parameter) else leaf
         if isinstance(variable, tf.Variable):
@@ -43,9 +45,7 @@ def _constrained_values(model: tf.Module) -> dict:
     return out
 
 
-def nonfinite_culprits(
-    model: tf.Module, variables: Sequence[tf.Variable], flags: np.ndarray
-) -> List[str]:
+def nonfinite_culprits(model: tf.Module, variables: Sequence[tf.Variable], flags: np.ndarray) -> list[str]:
     """What went non-finite, culprits first.
 
     ``flags`` = [objective finite, gradient of variables[i] finite ...]. A parameter whose value is
@@ -73,7 +73,7 @@ def nonfinite_culprits(
     return what or ["objective or gradient"]
 
 
-def first_nonfinite_operation(loss: Callable[[], Any]) -> Optional[str]:
+def first_nonfinite_operation(loss: Callable[[], Any]) -> str | None:
     """Re-run ``loss`` eagerly under ``tf.debugging.enable_check_numerics`` and describe the first
     operation whose output is NaN/inf, with the source line that called it (for a Cholesky: the
     matrix it factorised), or ``None`` if the re-run stays finite or fails otherwise."""

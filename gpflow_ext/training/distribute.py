@@ -7,9 +7,11 @@ replica; each replica gathers its rows, weights its objective by its share of th
 summed by the strategy when the optimizer applies them. The finite check runs between the two
 compiled calls, so every replica agrees on applying or not.
 """
+
 import json
 import os
-from typing import Any, Callable, Optional, Sequence, Tuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import tensorflow as tf
 
@@ -96,15 +98,16 @@ class DistributedStep:
     """``compute(rows, seed) -> (objective, (per-replica grads, flags))`` and ``apply(grads)``; each replica
     evaluates its share of the rows with per-row random numbers keyed by ``(seed, global row index)``."""
 
-    def __init__(self, strategy, model, stage: Stage, gather: Optional[Callable], dtype: tf.DType, internal: bool):
+    def __init__(self, strategy, model, stage: Stage, gather: Callable | None, dtype: tf.DType, internal: bool):
         self.strategy = strategy
         variables = stage.variables
         replicas = strategy.num_replicas_in_sync
 
         def replica_compute(rows, seed):
             if internal:  # every replica evaluates the full objective / R
-                loss, grads = loss_and_gradients(objective(model, internal=True), variables,
-                                                 tf.constant(1.0 / replicas, dtype))
+                loss, grads = loss_and_gradients(
+                    objective(model, internal=True), variables, tf.constant(1.0 / replicas, dtype)
+                )
                 return loss, grads, tf.cast(tf.logical_not(finite_flags(loss, grads)), tf.int32)
             batch = gather(rows)
             local = tf.cast(tf.shape(rows)[0], dtype)
@@ -120,7 +123,7 @@ class DistributedStep:
             loss, grads = tf.cond(local > 0, weighted, empty)
             return loss, grads, tf.cast(tf.logical_not(finite_flags(loss, grads)), tf.int32)
 
-        def compute(rows=None, seed=None) -> Tuple[tf.Tensor, Any]:
+        def compute(rows=None, seed=None) -> tuple[tf.Tensor, Any]:
             loss, grads, bad = strategy.run(replica_compute, args=(rows, seed))
             loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
             bad = strategy.reduce(tf.distribute.ReduceOp.SUM, bad, axis=None)  # [1 + V] replicas failing

@@ -5,8 +5,10 @@ hand back the variables of its best epoch.
 >>> fit(model, data, epochs=50, callbacks=[stop])                                            # doctest: +SKIP
 >>> stop.best_epoch, stop.best_value                                                         # doctest: +SKIP
 """
+
 import math
-from typing import Any, Callable, List, Mapping, Optional, Union
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -39,9 +41,18 @@ class EarlyStopping(Callback):
     run continues counting patience, and a run that stopped stays stopped.
     """
 
-    def __init__(self, monitor: Union[str, Callable[..., float]], *, name: Optional[str] = None, mode: str = "min",
-                 patience: int = 5, min_delta: float = 0.0, restore_best: bool = True, include_start: bool = True,
-                 every: int = 1):
+    def __init__(
+        self,
+        monitor: str | Callable[..., float],
+        *,
+        name: str | None = None,
+        mode: str = "min",
+        patience: int = 5,
+        min_delta: float = 0.0,
+        restore_best: bool = True,
+        include_start: bool = True,
+        every: int = 1,
+    ):
         if not (callable(monitor) or isinstance(monitor, str)):
             raise TypeError(f"monitor must be a function returning a scalar or a metric name, got {monitor!r}")
         if mode not in ("min", "max"):
@@ -66,28 +77,30 @@ class EarlyStopping(Callback):
         if self._state is None or self._state.model_id != id(model):
             state = tf.Module(name="early_stopping")
             state.model_id = id(model)
-            state.best_value = tf.Variable(math.inf if self.mode == "min" else -math.inf, dtype=tf.float64,
-                                           trainable=False, name="best_value")
+            state.best_value = tf.Variable(
+                math.inf if self.mode == "min" else -math.inf, dtype=tf.float64, trainable=False, name="best_value"
+            )
             state.best_epoch = tf.Variable(-1, dtype=tf.int64, trainable=False, name="best_epoch")
             state.wait = tf.Variable(0, dtype=tf.int64, trainable=False, name="wait")
             state.stopped_epoch = tf.Variable(-1, dtype=tf.int64, trainable=False, name="stopped_epoch")
-            self._watched: List[tf.Variable] = list(model.variables)
-            state.best_variables = [tf.Variable(v, trainable=False, name="best") for v in self._watched] \
-                if self.restore_best else []
+            self._watched: list[tf.Variable] = list(model.variables)
+            state.best_variables = (
+                [tf.Variable(v, trainable=False, name="best") for v in self._watched] if self.restore_best else []
+            )
             self._state = state
         return self._state
 
     @property
-    def best_epoch(self) -> Optional[int]:
+    def best_epoch(self) -> int | None:
         value = -1 if self._state is None else int(self._state.best_epoch.numpy())
         return None if value < 0 else value
 
     @property
-    def best_value(self) -> Optional[float]:
+    def best_value(self) -> float | None:
         return None if self.best_epoch is None else float(self._state.best_value.numpy())
 
     @property
-    def stopped_epoch(self) -> Optional[int]:
+    def stopped_epoch(self) -> int | None:
         value = -1 if self._state is None else int(self._state.stopped_epoch.numpy())
         return None if value < 0 else value
 
@@ -97,12 +110,17 @@ class EarlyStopping(Callback):
         if self.stopped_epoch is not None:  # a resumed run that had stopped: nothing more to train
             run.stop = True
             return
-        if callable(self.monitor) and self.include_start and run.epoch == 0 and run.epoch_step == 0 \
-                and self.best_epoch is None:
+        if (
+            callable(self.monitor)
+            and self.include_start
+            and run.epoch == 0
+            and run.epoch_step == 0
+            and self.best_epoch is None
+        ):
             self._record(run, self._evaluate(run), epoch=0)
         del state
 
-    def on_epoch_end(self, run: RunState) -> Optional[Mapping[str, float]]:
+    def on_epoch_end(self, run: RunState) -> Mapping[str, float] | None:
         if callable(self.monitor):
             if not (run.epoch % self.every == 0 or run.epoch == run.epochs):
                 return None
@@ -124,13 +142,21 @@ class EarlyStopping(Callback):
     # -- helpers ----------------------------------------------------------------------------------------
     def _evaluate(self, run: RunState) -> float:
         assert callable(self.monitor)  # a name is read from the metrics instead
-        value = call_flexibly(self.monitor, model=run.model, epoch=run.epoch, step=run.step, history=run.history,
-                              objective=run.epoch_objective)
+        value = call_flexibly(
+            self.monitor,
+            model=run.model,
+            epoch=run.epoch,
+            step=run.step,
+            history=run.history,
+            objective=run.epoch_objective,
+        )
         value = float(value)
         worst = math.inf if self.mode == "min" else -math.inf
         if math.isnan(value) or (math.isinf(value) and value != worst):
-            raise ValueError(f"EarlyStopping monitor {self.name!r} returned {value} at epoch {run.epoch} "
-                             f"(a number, or {worst} for a state that must not be chosen)")
+            raise ValueError(
+                f"EarlyStopping monitor {self.name!r} returned {value} at epoch {run.epoch} "
+                f"(a number, or {worst} for a state that must not be chosen)"
+            )
         return value
 
     def _decide(self, run: RunState, value: float) -> None:

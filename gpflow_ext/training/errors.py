@@ -1,7 +1,8 @@
 """Errors raised by :func:`gpflow_ext.training.fit` while training (argument errors are plain
 ``TypeError`` / ``ValueError`` from :mod:`gpflow_ext.validation`, raised before anything is traced)."""
+
 import re
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 __all__ = ["NonFiniteObjectiveError", "TrainingStepError", "CheckpointMismatchError"]
 
@@ -27,8 +28,8 @@ class NonFiniteObjectiveError(FloatingPointError):
         epoch: int,
         step: int,
         what: Sequence[str],
-        last_checkpoint: Optional[str],
-        origin: Optional[str] = None,
+        last_checkpoint: str | None,
+        origin: str | None = None,
     ):
         self.epoch = epoch
         self.step = step
@@ -88,15 +89,15 @@ def _first_lines(text: str, limit: int = 3) -> str:
         frames = [i for i, line in enumerate(lines) if re.match(r'\s*File "', line)]
         node = next(line for line in lines if line.startswith("Detected at node"))
         node = re.sub(r"^Detected at node '?([^' ]+)'?.*$", r"\1", node)
-        rest = [line for line in lines[(frames[-1] + 1 if frames else 0):] if not line.strip().startswith("[[")]
+        rest = [line for line in lines[(frames[-1] + 1 if frames else 0) :] if not line.strip().startswith("[[")]
         lines = rest + [f"(at node {node})"]
     if lines and lines[0].strip().startswith("in user code"):
         errors = [i for i, line in enumerate(lines) if re.match(r"\s*\w+(Error|Exception): ", line)]
         if errors:
-            lines = [re.sub(r"^\s*\w+(Error|Exception): ", "", lines[errors[-1]])] + lines[errors[-1] + 1:]
+            lines = [re.sub(r"^\s*\w+(Error|Exception): ", "", lines[errors[-1]])] + lines[errors[-1] + 1 :]
     head = []
     for line in lines:
-        if line.lstrip().startswith(("Stack trace", "File \"", "[[", "Traceback")):
+        if line.lstrip().startswith(("Stack trace", 'File "', "[[", "Traceback")):
             break
         head.append(line.strip())
         if len(head) == limit:

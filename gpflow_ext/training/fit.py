@@ -6,11 +6,13 @@ place gradients are applied), *callbacks* (:mod:`.callbacks`: progress, TensorBo
 checkpoints), *checkpoints* with run fingerprints and recovery (:mod:`.checkpoints`),
 ``tf.distribute`` (:mod:`.distribute`) and ``tf.data`` input (:mod:`.data`).
 """
+
 import contextlib
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -33,18 +35,18 @@ _SEED_STRIDE = 1_000_003  # per-epoch TF seed = seed * stride + epoch
 
 def fit(
     model: tf.Module,
-    data: Optional[Sequence[Any]] = None,
+    data: Sequence[Any] | None = None,
     *,
     epochs: int = 1,
-    batch_size: Optional[int] = None,
-    optimizer: Optional[Any] = None,
+    batch_size: int | None = None,
+    optimizer: Any | None = None,
     learning_rate: float = 1e-2,
-    callbacks: Sequence[Union[Callback, Callable[..., Any]]] = (),
-    logdir: Optional[Union[str, Path]] = None,
-    checkpoint_dir: Optional[Union[str, Path]] = None,
+    callbacks: Sequence[Callback | Callable[..., Any]] = (),
+    logdir: str | Path | None = None,
+    checkpoint_dir: str | Path | None = None,
     seed: int = 0,
-    strategy: Optional[tf.distribute.Strategy] = None,
-    variables: Optional[Sequence[Any]] = None,
+    strategy: tf.distribute.Strategy | None = None,
+    variables: Sequence[Any] | None = None,
     shuffle: bool = True,
     progress: bool = True,
     exact_random_resume: bool = True,
@@ -107,21 +109,32 @@ def fit(
         applied, the error names the culprit, and the last checkpoint is left as it was.
     :raises TrainingStepError: when the model fails on a minibatch (cause first, then epoch and step).
     """
-    ints, seed, callbacks = check_arguments(model, epochs, batch_size, seed, optimizer, learning_rate, callbacks,
-                                            strategy)
+    ints, seed, callbacks = check_arguments(
+        model, epochs, batch_size, seed, optimizer, learning_rate, callbacks, strategy
+    )
     epochs = ints["epochs"]
     savers = [c for c in callbacks if isinstance(c, Checkpointing)]
     callbacks = tuple(c for c in callbacks if not isinstance(c, Checkpointing))
     if len(savers) > 1:
         raise ValueError(f"callbacks hold {len(savers)} Checkpointing callbacks; a run has one checkpoint folder")
     if savers and checkpoint_dir is not None:
-        raise ValueError("pass checkpoint_dir= or a Checkpointing callback, not both "
-                         "(checkpoint_dir=D is short for callbacks=[Checkpointing(D)])")
+        raise ValueError(
+            "pass checkpoint_dir= or a Checkpointing callback, not both "
+            "(checkpoint_dir=D is short for callbacks=[Checkpointing(D)])"
+        )
     if logdir is not None:
         check_folder(logdir, "logdir")
-    saver = savers[0] if savers else (
-        Checkpointing(checkpoint_dir) if checkpoint_dir is not None
-        else Checkpointing(Path(logdir) / "checkpoints") if logdir is not None else None)
+    saver = (
+        savers[0]
+        if savers
+        else (
+            Checkpointing(checkpoint_dir)
+            if checkpoint_dir is not None
+            else Checkpointing(Path(logdir) / "checkpoints")
+            if logdir is not None
+            else None
+        )
+    )
     if saver is not None:  # the folder may have been replaced by a file since the callback was made
         check_folder(saver.directory, "checkpoint_dir")
     variables = resolve_variables(model, variables)
@@ -160,8 +173,7 @@ def fit(
             fingerprint_values["callback_states"] = [f"{key}:{type(c).__name__}" for key, c in stateful]
         checkpoints = RunCheckpoints(
             saver.directory,
-            tf.train.Checkpoint(model=model, optimizer=update.trackable, fingerprint=fingerprint, **counters,
-                                **states),
+            tf.train.Checkpoint(model=model, optimizer=update.trackable, fingerprint=fingerprint, **counters, **states),
             fingerprint,
             fingerprint_values,
             saver.max_checkpoints,
@@ -170,23 +182,32 @@ def fit(
         history.resumed_from = history.last_checkpoint = checkpoints.restore(saver.resume)
         history.restore_json(counters["history"].numpy().decode())
         saver.attach(checkpoints, counters)
-    run = RunState(model=model, history=history, epochs=epochs, steps_per_epoch=training.steps_per_epoch,
-                   logdir=history.logdir, writer=writer,
-                   epoch=int(counters["epoch"].numpy()), step=int(counters["step"].numpy()),
-                   epoch_step=int(counters["epoch_step"].numpy()),
-                   epoch_loss_sum=float(counters["epoch_loss_sum"].numpy()))
+    run = RunState(
+        model=model,
+        history=history,
+        epochs=epochs,
+        steps_per_epoch=training.steps_per_epoch,
+        logdir=history.logdir,
+        writer=writer,
+        epoch=int(counters["epoch"].numpy()),
+        step=int(counters["step"].numpy()),
+        epoch_step=int(counters["epoch_step"].numpy()),
+        epoch_loss_sum=float(counters["epoch_loss_sum"].numpy()),
+    )
     history.start_epoch = run.epoch
     if history.resumed_from is not None:
         where = f"epoch {run.epoch}" + (f" + {run.epoch_step} step(s)" if run.epoch_step else "")
         if run.epoch >= epochs:
-            print(f"fit: {history.resumed_from} already holds epoch {run.epoch} of {epochs}: restored it, "
-                  "nothing left to train (Checkpointing(..., resume=False) trains afresh, a larger epochs= "
-                  "continues)")
+            print(
+                f"fit: {history.resumed_from} already holds epoch {run.epoch} of {epochs}: restored it, "
+                "nothing left to train (Checkpointing(..., resume=False) trains afresh, a larger epochs= "
+                "continues)"
+            )
         else:
             print(f"fit: resumed from {history.resumed_from} at {where} (step {run.step})")
 
     # ---------------------------------------------------------------- callbacks
-    parts: List[Callback] = [ProgressBar(progress)]
+    parts: list[Callback] = [ProgressBar(progress)]
     if not any(isinstance(c, TensorBoard) for c in callbacks):
         parts.append(TensorBoard())
     parts += [c if isinstance(c, Callback) else FunctionCallback(c) for c in callbacks]
@@ -194,13 +215,39 @@ def fit(
     if run.epoch >= epochs:
         return history
     compile = not tf.config.functions_run_eagerly()
-    _train(run, model, stages, trained, training, strategy, parts, saver, checkpoints, dtype, seed, compile,
-           exact_random_resume)
+    _train(
+        run,
+        model,
+        stages,
+        trained,
+        training,
+        strategy,
+        parts,
+        saver,
+        checkpoints,
+        dtype,
+        seed,
+        compile,
+        exact_random_resume,
+    )
     return history
 
 
-def _train(run, model, stages, trained, training, strategy, parts, saver, checkpoints, dtype, seed, compile,
-           exact_random_resume) -> None:
+def _train(
+    run,
+    model,
+    stages,
+    trained,
+    training,
+    strategy,
+    parts,
+    saver,
+    checkpoints,
+    dtype,
+    seed,
+    compile,
+    exact_random_resume,
+) -> None:
     """The loop over epochs and steps (``fit`` has checked and prepared everything)."""
 
     def compiled(function, signature=None):
@@ -218,8 +265,9 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
     if strategy is None:
         step_function, apply = make_step(model, stages, internal), None
     else:
-        distributed = DistributedStep(strategy, model, stages[0], None if internal else training.data.gather,
-                                      dtype, internal)
+        distributed = DistributedStep(
+            strategy, model, stages[0], None if internal else training.data.gather, dtype, internal
+        )
         step_function, apply = distributed.compute, compiled(distributed.apply)
     compute = compiled(step_function, signature)
 
@@ -258,19 +306,25 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
                         graph = compute.get_concrete_function(*arguments).graph
                         retrace_each_epoch = uses_stateful_random_ops(graph)
                         if retrace_each_epoch and run.epoch_step and run.history.resumed_from:
-                            warnings.warn("resumed mid-epoch with a step that has stateful random ops: the rest of "
-                                          f"epoch {epoch} draws other random numbers than an uninterrupted run")
+                            warnings.warn(
+                                "resumed mid-epoch with a step that has stateful random ops: the rest of "
+                                f"epoch {epoch} draws other random numbers than an uninterrupted run",
+                                stacklevel=2,
+                            )
                 except (NonFiniteObjectiveError, KeyboardInterrupt):
                     raise
                 except (tf.errors.OpError, ValueError, TypeError, IndexError, KeyError) as err:
-                    raise TrainingStepError(err, type(model).__name__, epoch, run.step + 1, training.description) from err
+                    raise TrainingStepError(
+                        err, type(model).__name__, epoch, run.step + 1, training.description
+                    ) from err
                 first_call = False
                 if apply is not None:
                     grads, flags = flags
                 flags = np.asarray(flags)
                 if not flags.all():
-                    _raise_nonfinite(model, trained, flags, epoch, run.step + 1, checkpoints, training,
-                                     global_batch, strategy, seed)
+                    _raise_nonfinite(
+                        model, trained, flags, epoch, run.step + 1, checkpoints, training, global_batch, strategy, seed
+                    )
                 if apply is not None:
                     apply(grads)
                 run.step += 1
@@ -305,8 +359,10 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
         if checkpoints is None:
             print(f"fit: interrupted {where}; no checkpoint (pass logdir= or checkpoint_dir=)")
         elif checkpoints.latest is None:
-            print(f"fit: interrupted {where}; no checkpoint was written yet in {checkpoints.directory} "
-                  "(re-running starts from the beginning)")
+            print(
+                f"fit: interrupted {where}; no checkpoint was written yet in {checkpoints.directory} "
+                "(re-running starts from the beginning)"
+            )
         else:
             print(f"fit: interrupted {where}; re-run the same command to resume from {checkpoints.latest}")
         raise
@@ -316,7 +372,8 @@ def _train(run, model, stages, trained, training, strategy, parts, saver, checkp
 
 def _epoch_end(run: RunState, parts: Sequence[Callback]) -> None:
     """Epoch-end callbacks; scalars they return are recorded in the history as they come."""
-    history, values = run.history, {}  # type: Any, Dict[str, float]
+    history = run.history
+    values: dict[str, float] = {}
     for part in parts:
         returned = part.on_epoch_end(run)
         if returned:

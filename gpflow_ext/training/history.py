@@ -1,7 +1,7 @@
 """What :func:`gpflow_ext.training.fit` returns."""
+
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -24,24 +24,24 @@ class History:
     * ``start_epoch`` -- epochs already done when this call began (restored from ``resumed_from``).
     """
 
-    epochs: List[int] = field(default_factory=list)
-    objective: List[float] = field(default_factory=list)
-    seconds_per_epoch: List[float] = field(default_factory=list)
-    steps: List[int] = field(default_factory=list)
-    metrics: Dict[str, List[float]] = field(default_factory=dict)
-    metric_epochs: List[int] = field(default_factory=list)
+    epochs: list[int] = field(default_factory=list)
+    objective: list[float] = field(default_factory=list)
+    seconds_per_epoch: list[float] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
+    metrics: dict[str, list[float]] = field(default_factory=dict)
+    metric_epochs: list[int] = field(default_factory=list)
     steps_per_epoch: int = 0
     start_epoch: int = 0
-    resumed_from: Optional[str] = None
-    last_checkpoint: Optional[str] = None
-    logdir: Optional[str] = None
+    resumed_from: str | None = None
+    last_checkpoint: str | None = None
+    logdir: str | None = None
 
     @property
     def final_objective(self) -> float:
         return self.objective[-1] if self.objective else float("nan")
 
     @property
-    def trained_epochs(self) -> List[int]:
+    def trained_epochs(self) -> list[int]:
         """The epochs trained by this call (not restored)."""
         return [e for e in self.epochs if e > self.start_epoch]
 
@@ -52,7 +52,7 @@ class History:
         times = times[1:] if skip_first and len(times) > 1 else times
         return float(np.median(times)) if times else float("nan")
 
-    def as_dict(self) -> Dict[str, object]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
     def to_json(self) -> str:

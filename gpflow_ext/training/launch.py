@@ -11,6 +11,7 @@ scheduler sees the failure. Re-running the same command resumes from the chief's
 
 On a real cluster the cluster manager sets ``TF_CONFIG`` instead (see ``docs/training/distributed.md``).
 """
+
 import argparse
 import json
 import os
@@ -20,12 +21,13 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Dict, List, Mapping, Optional, Sequence, TextIO
+from collections.abc import Mapping, Sequence
+from typing import TextIO
 
 __all__ = ["free_ports", "tf_config", "launch", "main"]
 
 
-def free_ports(count: int, host: str = "127.0.0.1") -> List[int]:
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
     """``count`` distinct TCP ports that are free on ``host`` now (bound to port 0, then released)."""
     sockets, ports = [], []
     try:
@@ -63,10 +65,10 @@ def launch(
     workers: int = 2,
     *,
     host: str = "127.0.0.1",
-    ports: Optional[Sequence[int]] = None,
-    env: Optional[Mapping[str, str]] = None,
+    ports: Sequence[int] | None = None,
+    env: Mapping[str, str] | None = None,
     grace: float = 10.0,
-    sink: Optional[TextIO] = None,
+    sink: TextIO | None = None,
 ) -> int:
     """Run ``command`` as ``workers`` processes with their ``TF_CONFIG``; returns the exit status (0 when
     every worker succeeded, else the first failure's status, after the other workers were stopped)."""
@@ -80,14 +82,21 @@ def launch(
     addresses = [f"{host}:{port}" for port in ports]
     sink = sink or sys.stdout
     lock = threading.Lock()
-    processes: List[subprocess.Popen] = []
-    threads: List[threading.Thread] = []
+    processes: list[subprocess.Popen] = []
+    threads: list[threading.Thread] = []
     base = dict(os.environ if env is None else env)
     base.setdefault("PYTHONUNBUFFERED", "1")
     for index in range(workers):
-        worker_env: Dict[str, str] = dict(base, TF_CONFIG=tf_config(addresses, index))
-        process = subprocess.Popen(list(command), env=worker_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, bufsize=1, errors="replace")
+        worker_env: dict[str, str] = dict(base, TF_CONFIG=tf_config(addresses, index))
+        process = subprocess.Popen(
+            list(command),
+            env=worker_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            errors="replace",
+        )
         processes.append(process)
         thread = threading.Thread(target=_stream, args=(process.stdout, f"[worker {index}] ", sink, lock), daemon=True)
         thread.start()
@@ -129,25 +138,29 @@ def launch(
     return status
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """The command line (``--workers``, ``--grace``, then ``--`` and the command); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    command: List[str] = []
+    command: list[str] = []
     if "--" in argv:
         split = argv.index("--")
         argv, command = argv[:split], argv[split + 1 :]
     parser = argparse.ArgumentParser(
         prog="python -m gpflow_ext.training.launch",
         description="Run a command as W MultiWorkerMirroredStrategy workers on this machine (TF_CONFIG per "
-                    "worker, free ports, [worker i] log prefixes, one failure stops all).",
+        "worker, free ports, [worker i] log prefixes, one failure stops all).",
         epilog="example: python -m gpflow_ext.training.launch --workers 2 -- python -m experiments.NAME ...",
     )
     parser.add_argument("--workers", type=int, default=2, help="number of worker processes (default 2)")
     parser.add_argument("--host", default="127.0.0.1", help="address the workers listen on (default 127.0.0.1)")
     parser.add_argument("--ports", default=None, help="comma-separated ports, one per worker (default: free ones)")
     parser.add_argument("--cpu", action="store_true", help="hide GPUs from the workers (CUDA_VISIBLE_DEVICES=-1)")
-    parser.add_argument("--grace", type=float, default=10.0,
-                        help="seconds the other workers get to stop after one failed, before SIGKILL (default 10)")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=10.0,
+        help="seconds the other workers get to stop after one failed, before SIGKILL (default 10)",
+    )
     args = parser.parse_args(argv)
     if not command:
         parser.error("give the command to run after '--'")

@@ -8,7 +8,9 @@ is no longer maintained), so this one is a small ``tf.Module``: checkpoints made
 every inner optimizer's slots. :func:`adam_by_group` builds one from named variable groups, e.g. a
 model's ``parameter_groups()`` (:meth:`gpflow_ext.models.GPLVF.parameter_groups`), and a rate per name.
 """
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import tensorflow as tf
 
@@ -25,12 +27,12 @@ class GroupedOptimizer(tf.Module):
     updated variable is never what a user wants).
     """
 
-    def __init__(self, groups: Sequence[Tuple[Any, Sequence[tf.Variable]]], name: Optional[str] = None):
+    def __init__(self, groups: Sequence[tuple[Any, Sequence[tf.Variable]]], name: str | None = None):
         super().__init__(name=name)
         groups = list(groups)
         if not groups:
             raise ValueError("groups must hold at least one (optimizer, variables) pair")
-        self._owner: Dict[Any, int] = {}  # variable ref -> group index
+        self._owner: dict[Any, int] = {}  # variable ref -> group index
         for index, group in enumerate(groups):
             if not isinstance(group, (tuple, list)) or len(group) != 2:
                 raise TypeError(f"groups[{index}] must be an (optimizer, variables) pair, got {type(group).__name__}")
@@ -48,9 +50,9 @@ class GroupedOptimizer(tf.Module):
                 self._owner[variable.ref()] = index
         self.optimizers = [optimizer for optimizer, _ in groups]  # tracked: checkpoints hold their slots
 
-    def _split(self, variables: Sequence[tf.Variable]) -> List[List[int]]:
+    def _split(self, variables: Sequence[tf.Variable]) -> list[list[int]]:
         """Positions of ``variables`` per group (error if one is in no group)."""
-        positions: List[List[int]] = [[] for _ in self.optimizers]
+        positions: list[list[int]] = [[] for _ in self.optimizers]
         for position, variable in enumerate(variables):
             index = self._owner.get(variable.ref())
             if index is None:
@@ -110,8 +112,10 @@ def adam_by_group(
     for name, rate in learning_rates.items():
         _check_rate(rate, f"learning_rates[{name!r}]")
     pairs = [
-        (tf_keras.optimizers.Adam(learning_rates.get(name, default_learning_rate), name=f"adam_{name}"),
-         list(variables))
+        (
+            tf_keras.optimizers.Adam(learning_rates.get(name, default_learning_rate), name=f"adam_{name}"),
+            list(variables),
+        )
         for name, variables in groups.items()
         if len(variables)
     ]

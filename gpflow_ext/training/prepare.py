@@ -1,8 +1,10 @@
 """What :func:`~gpflow_ext.training.fit` checks and prepares before its loop: the arguments, the
 training arrays (through each model's :func:`~gpflow_ext.validation.check_training_data`), the
 variables to train, and the run fingerprint stored with every checkpoint."""
+
 import warnings
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gpflow
 import numpy as np
@@ -18,7 +20,7 @@ from .diagnosis import variable_names
 __all__ = ["resolve_variables", "check_arguments", "training_dtype", "training_input", "run_fingerprint"]
 
 
-def resolve_variables(model: tf.Module, variables: Optional[Sequence[Any]]) -> list:
+def resolve_variables(model: tf.Module, variables: Sequence[Any] | None) -> list:
     """The tf.Variables to train: all trainable ones, or those of the given Parameters/Modules/Variables."""
     if variables is None:
         candidates = list(model.trainable_variables)
@@ -101,8 +103,10 @@ def training_input(model, data, batch_size, dtype, seed, shuffle, strategy):
         if strategy is not None:
             raise ValueError("data: a tf.data.Dataset is not supported with a strategy yet; pass arrays")
         if getattr(model, "num_data", "absent") is None:
-            raise ValueError(f"{name}.num_data is None, so each minibatch would be treated as the whole data set; "
-                             "build the model with num_data=N to train on minibatches from a tf.data.Dataset")
+            raise ValueError(
+                f"{name}.num_data is None, so each minibatch would be treated as the whole data set; "
+                "build the model with num_data=N to train on minibatches from a tf.data.Dataset"
+            )
         return DatasetInput(data, dtype)
     arrays = check_training_data(model, data)
     num_data = int(arrays[0].shape[0])
@@ -117,18 +121,28 @@ def training_input(model, data, batch_size, dtype, seed, shuffle, strategy):
     if isinstance(model_num_data, (int, np.integer)) and int(model_num_data) != num_data:
         warnings.warn(
             f"{name}.num_data={int(model_num_data)} but data has {num_data} rows; "
-            "the minibatch objective is scaled by num_data / batch size"
+            "the minibatch objective is scaled by num_data / batch size",
+            stacklevel=2,
         )
     fingerprint = {**data_fingerprint(arrays), "batch_size": batch_size, "shuffle": bool(shuffle)}
-    return ArrayInput(ArrayData(arrays, dtype), batch_size or num_data, seed, shuffle, gather=strategy is None,
-                      fingerprint=fingerprint)
+    return ArrayInput(
+        ArrayData(arrays, dtype),
+        batch_size or num_data,
+        seed,
+        shuffle,
+        gather=strategy is None,
+        fingerprint=fingerprint,
+    )
 
 
 def run_fingerprint(model, variables, training, seed, dtype, update) -> dict:
     """What makes a run itself (model class and parameter shapes, trained variables, data, seed, dtype and
     update rule), stored with its checkpoints so that a resume into a different run is refused."""
-    shapes = {path: [list(leaf.shape), leaf.dtype.name]
-              for path, leaf in gpflow.utilities.parameter_dict(model).items() if hasattr(leaf, "shape")}
+    shapes = {
+        path: [list(leaf.shape), leaf.dtype.name]
+        for path, leaf in gpflow.utilities.parameter_dict(model).items()
+        if hasattr(leaf, "shape")
+    }
     return {
         "model": type(model).__qualname__,
         "variables": shapes,

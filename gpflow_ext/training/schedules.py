@@ -1,4 +1,5 @@
 """Learning-rate schedules by name, for ``fit``'s ``learning_rate=`` and any tf_keras optimizer."""
+
 from typing import Union
 
 from gpflow.keras import tf_keras

@@ -5,23 +5,25 @@ the :class:`~gpflow_ext.training.updates.Update` in turn; a stage is applied onl
 and gradients are finite and every earlier stage was applied, and when a later stage fails the
 earlier ones are rolled back, so the parameters never hold a partial or non-finite update.
 """
+
 import contextlib
-from typing import Any, Callable, List, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import tensorflow as tf
 
 from ..randomness import minibatch_noise
 from .updates import Stage
 
-__all__ = ["loss_and_gradients", "finite_flags", "make_step", "uses_stateful_random_ops", "NOISE_SPEC",
-           "objective"]
+__all__ = ["loss_and_gradients", "finite_flags", "make_step", "uses_stateful_random_ops", "NOISE_SPEC", "objective"]
 
 #: ``(seed [2], row indices [B])`` of a step's per-row random numbers (:mod:`gpflow_ext.randomness`)
 NOISE_SPEC = (tf.TensorSpec([2], tf.int64), tf.TensorSpec([None], tf.int64))
 
 
-def objective(model: tf.Module, batch: Any = None, noise: Optional[Sequence[tf.Tensor]] = None,
-              internal: bool = False) -> Callable[[], tf.Tensor]:
+def objective(
+    model: tf.Module, batch: Any = None, noise: Sequence[tf.Tensor] | None = None, internal: bool = False
+) -> Callable[[], tf.Tensor]:
     """``model.training_loss`` of a minibatch (or of the held data), inside the :func:`minibatch_noise`
     block of ``noise = (seed, rows)`` when given."""
 
@@ -33,7 +35,7 @@ def objective(model: tf.Module, batch: Any = None, noise: Optional[Sequence[tf.T
 
 
 def loss_and_gradients(
-    loss_fn: Callable[[], tf.Tensor], variables: Sequence[tf.Variable], weight: Optional[tf.Tensor] = None
+    loss_fn: Callable[[], tf.Tensor], variables: Sequence[tf.Variable], weight: tf.Tensor | None = None
 ):
     """Objective (times ``weight``) and its gradients (zeros for variables it does not touch)."""
     with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -54,7 +56,7 @@ def finite_flags(loss: tf.Tensor, grads: Sequence[Any]) -> tf.Tensor:
     return tf.stack(flags)
 
 
-def make_step(model: tf.Module, stages: List[Stage], internal: bool) -> Callable:
+def make_step(model: tf.Module, stages: list[Stage], internal: bool) -> Callable:
     """``step(batch, noise) -> (objective, flags)`` for one device (``noise``: see :func:`objective`).
 
     ``objective`` is the first stage's objective (before any update of the step); ``flags`` is
@@ -65,7 +67,7 @@ def make_step(model: tf.Module, stages: List[Stage], internal: bool) -> Callable
     def loss_of(batch, noise):
         return objective(model, batch, noise, internal)
 
-    def apply_if(ok: tf.Tensor, stage: Stage, grads: List[tf.Tensor]) -> None:
+    def apply_if(ok: tf.Tensor, stage: Stage, grads: list[tf.Tensor]) -> None:
         def update():
             stage.apply(grads)
             return tf.constant(True)

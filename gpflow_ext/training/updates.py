@@ -13,8 +13,10 @@ so a step is applied whole or not at all.
   optimizer for every other trained variable on a fresh evaluation of the objective: the
   schedule of GPflow's natural-gradient notebook, in one compiled step.
 """
+
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 import gpflow
 import numpy as np
@@ -29,8 +31,8 @@ __all__ = ["Stage", "Update", "OptimizerUpdate", "NaturalGradientUpdate", "as_up
 class Stage:
     """Variables updated together from one gradient evaluation, and how (called inside the step)."""
 
-    variables: List[tf.Variable]
-    apply: Callable[[List[tf.Tensor]], None]
+    variables: list[tf.Variable]
+    apply: Callable[[list[tf.Tensor]], None]
 
 
 class Update:
@@ -42,10 +44,10 @@ class Update:
     def build(self, model: tf.Module, variables: Sequence[tf.Variable]) -> None:
         """Create optimizer state (slots) before tracing and before a checkpoint is restored."""
 
-    def stages(self, model: tf.Module, variables: Sequence[tf.Variable]) -> List[Stage]:
+    def stages(self, model: tf.Module, variables: Sequence[tf.Variable]) -> list[Stage]:
         raise NotImplementedError
 
-    def config(self) -> Dict[str, Any]:
+    def config(self) -> dict[str, Any]:
         raise NotImplementedError
 
 
@@ -55,12 +57,12 @@ def _build_optimizer(optimizer: Any, variables: Sequence[tf.Variable]) -> None:
             optimizer.build(list(variables))
 
 
-def optimizer_config(optimizer: Any) -> Dict[str, Any]:
+def optimizer_config(optimizer: Any) -> dict[str, Any]:
     """A JSON-able description of an optimizer (class and hyperparameters) for fingerprints."""
     inner = getattr(optimizer, "optimizers", None)
     if inner is not None:  # GroupedOptimizer
         return {"class": type(optimizer).__name__, "groups": [optimizer_config(o) for o in inner]}
-    config: Dict[str, Any] = {"class": type(optimizer).__name__}
+    config: dict[str, Any] = {"class": type(optimizer).__name__}
     try:
         raw = optimizer.get_config()
     except Exception:  # an optimizer without get_config: its class is all we can compare
@@ -90,19 +92,19 @@ class OptimizerUpdate(Update):
     def build(self, model: tf.Module, variables: Sequence[tf.Variable]) -> None:
         _build_optimizer(self.optimizer, variables)
 
-    def stages(self, model: tf.Module, variables: Sequence[tf.Variable]) -> List[Stage]:
+    def stages(self, model: tf.Module, variables: Sequence[tf.Variable]) -> list[Stage]:
         variables = list(variables)
 
-        def apply(grads: List[tf.Tensor]) -> None:
+        def apply(grads: list[tf.Tensor]) -> None:
             self.optimizer.apply_gradients(zip(grads, variables))
 
         return [Stage(variables, apply)]
 
-    def config(self) -> Dict[str, Any]:
+    def config(self) -> dict[str, Any]:
         return optimizer_config(self.optimizer)
 
 
-def variational_pairs(model: tf.Module) -> List[Tuple[gpflow.Parameter, gpflow.Parameter]]:
+def variational_pairs(model: tf.Module) -> list[tuple[gpflow.Parameter, gpflow.Parameter]]:
     """The (q_mu, q_sqrt) pairs of a model with full-covariance Gaussian q(u) (SVGP and its kin)."""
     q_mu, q_sqrt = getattr(model, "q_mu", None), getattr(model, "q_sqrt", None)
     if not isinstance(q_mu, gpflow.Parameter) or not isinstance(q_sqrt, gpflow.Parameter):
@@ -136,8 +138,8 @@ class NaturalGradientUpdate(Update):
     def __init__(
         self,
         gamma: float = 1.0,
-        optimizer: Optional[Any] = None,
-        variational_parameters: Optional[Sequence[Tuple[gpflow.Parameter, gpflow.Parameter]]] = None,
+        optimizer: Any | None = None,
+        variational_parameters: Sequence[tuple[gpflow.Parameter, gpflow.Parameter]] | None = None,
         xi_transform: Any = None,
     ):
         if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 < float(gamma) <= 1.0:
@@ -159,8 +161,9 @@ class NaturalGradientUpdate(Update):
     def _split(self, model: tf.Module, variables: Sequence[tf.Variable]):
         pairs = self._pairs(model)
         natural = {p.unconstrained_variable.ref() for pair in pairs for p in pair}
-        missing = [p.name for pair in pairs for p in pair if p.unconstrained_variable.ref() not in
-                   {v.ref() for v in variables}]
+        missing = [
+            p.name for pair in pairs for p in pair if p.unconstrained_variable.ref() not in {v.ref() for v in variables}
+        ]
         if missing:
             raise ValueError(
                 f"the variational parameters {missing} are not among the trained variables; "
@@ -174,25 +177,24 @@ class NaturalGradientUpdate(Update):
         if others:
             _build_optimizer(self.optimizer, others)
 
-    def stages(self, model: tf.Module, variables: Sequence[tf.Variable]) -> List[Stage]:
+    def stages(self, model: tf.Module, variables: Sequence[tf.Variable]) -> list[Stage]:
         pairs, others = self._split(model, variables)
         natural_variables = [p.unconstrained_variable for pair in pairs for p in pair]
 
-        def natural_step(grads: List[tf.Tensor]) -> None:
+        def natural_step(grads: list[tf.Tensor]) -> None:
             for i, (q_mu, q_sqrt) in enumerate(pairs):
-                self.natgrad._natgrad_apply_gradients(
-                    grads[2 * i], grads[2 * i + 1], q_mu, q_sqrt, self.xi_transform
-                )
+                self.natgrad._natgrad_apply_gradients(grads[2 * i], grads[2 * i + 1], q_mu, q_sqrt, self.xi_transform)
 
         stages = [Stage(natural_variables, natural_step)]
         if others:
-            def optimizer_step(grads: List[tf.Tensor]) -> None:
+
+            def optimizer_step(grads: list[tf.Tensor]) -> None:
                 self.optimizer.apply_gradients(zip(grads, others))
 
             stages.append(Stage(others, optimizer_step))
         return stages
 
-    def config(self) -> Dict[str, Any]:
+    def config(self) -> dict[str, Any]:
         return {
             "class": type(self).__name__,
             "gamma": self.gamma,

@@ -23,6 +23,7 @@ never has to read a TensorFlow traceback from inside a traced graph.
 This module sits below every other gpflow_ext module: it imports only numpy, scipy, TensorFlow and
 GPflow, and nothing from the rest of gpflow_ext (which registers its rules here instead).
 """
+
 from .arguments import check_choice, check_model, check_positive_int, check_positive_number, check_positive_values
 from .arrays import (
     check_data,
@@ -33,8 +34,14 @@ from .arrays import (
 )
 from .classifiers import check_classifier_data, check_network_dtype, layer_input_shape, validate_classification_data
 from .hook import accepts_sparse_inputs, check_regression_data, check_training_data, inducing_input_dim
-from .labels import check_class_labels, check_multilabel_labels, check_observations, check_row_index
-from .labels import check_multilabel_data, labels_to_csr
+from .labels import (
+    check_class_labels,
+    check_multilabel_data,
+    check_multilabel_labels,
+    check_observations,
+    check_row_index,
+    labels_to_csr,
+)
 from .latents import check_equal_variances, check_latents, check_rows_with_missing_data
 
 __all__ = [

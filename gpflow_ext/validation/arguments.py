@@ -1,6 +1,8 @@
 """Checks of scalar arguments (counts, rates, positive parameters, choices, models)."""
+
 import numbers
-from typing import Any, Literal, Optional, Sequence, TypeAlias, overload
+from collections.abc import Sequence
+from typing import Any, Literal, TypeAlias, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,10 +16,10 @@ def check_positive_int(value: Any, name: str, allow_none: Literal[False] = False
 
 
 @overload
-def check_positive_int(value: Any, name: str, allow_none: bool, minimum: int = 1) -> Optional[int]: ...
+def check_positive_int(value: Any, name: str, allow_none: bool, minimum: int = 1) -> int | None: ...
 
 
-def check_positive_int(value: Any, name: str, allow_none: bool = False, minimum: int = 1) -> Optional[int]:
+def check_positive_int(value: Any, name: str, allow_none: bool = False, minimum: int = 1) -> int | None:
     """``value`` must be a Python/numpy integer >= ``minimum`` (``None`` allowed if ``allow_none``)."""
     if value is None and allow_none:
         return None
@@ -30,7 +32,12 @@ def check_positive_int(value: Any, name: str, allow_none: bool = False, minimum:
 
 def check_positive_number(value: Any, name: str, expected: str = "a positive number") -> float:
     """``value`` must be a finite real number > 0 (not a bool); the error says ``{name} must be {expected}``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(float(value)) or not float(value) > 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not np.isfinite(float(value))
+        or not float(value) > 0
+    ):
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return float(value)
 
@@ -38,9 +45,7 @@ def check_positive_number(value: Any, name: str, expected: str = "a positive num
 def check_model(model: Any) -> None:
     """The model must be a ``tf.Module`` with a callable ``training_loss``."""
     if not isinstance(model, tf.Module):
-        raise TypeError(
-            f"model must be a GPflow model (a tf.Module with training_loss), got {type(model).__name__}"
-        )
+        raise TypeError(f"model must be a GPflow model (a tf.Module with training_loss), got {type(model).__name__}")
     if not callable(getattr(model, "training_loss", None)):
         raise TypeError(
             f"model {type(model).__name__} has no training_loss method; subclass "
@@ -49,7 +54,7 @@ def check_model(model: Any) -> None:
         )
 
 
-def check_positive_values(value: Any, name: str, allow_none: bool = False) -> Optional[np.ndarray]:
+def check_positive_values(value: Any, name: str, allow_none: bool = False) -> np.ndarray | None:
     """``value`` (a number or an array of numbers, e.g. lengthscales or variances) must be finite and > 0
     everywhere; returns it as a float64 array (``None`` passes if ``allow_none``).
 
@@ -71,7 +76,9 @@ def check_positive_values(value: Any, name: str, allow_none: bool = False) -> Op
     bad = ~(np.isfinite(array) & (array > 0))
     if bad.any():
         first = array.ravel()[int(np.argmax(bad.ravel()))]
-        raise ValueError(f"{name} must be finite and > 0, got {first!r}" + ("" if array.ndim == 0 else f" in {value!r}"))
+        raise ValueError(
+            f"{name} must be finite and > 0, got {first!r}" + ("" if array.ndim == 0 else f" in {value!r}")
+        )
     return array
 
 

@@ -1,11 +1,13 @@
 """Checks of arrays: tuples with equal first dimension, finite values, inputs ``X [N, D]``."""
-from typing import Any, List, Optional, Sequence, Tuple, Union
+
+from collections.abc import Sequence
+from typing import Any, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
 
-Array = Union[np.ndarray, sp.csr_matrix]
+Array: TypeAlias = np.ndarray | sp.csr_matrix
 
 
 def _first_nonfinite_dense(name: str, array: np.ndarray) -> None:
@@ -37,7 +39,7 @@ def _first_nonfinite_sparse(name: str, matrix: sp.csr_matrix) -> None:
         )
 
 
-def check_data(data: Any, name: str = "data") -> Tuple[Any, ...]:
+def check_data(data: Any, name: str = "data") -> tuple[Any, ...]:
     """Validate ``data`` = tuple of arrays with equal first dimension; returns it as a tuple.
 
     Accepted elements: numpy arrays (or anything ``np.asarray`` takes, e.g. tf tensors) with ndim >= 1,
@@ -91,12 +93,13 @@ def check_data(data: Any, name: str = "data") -> Tuple[Any, ...]:
     return tuple(arrays)
 
 
-def _describe(name: str, part: Optional[str]) -> str:
+def _describe(name: str, part: str | None) -> str:
     return name if part is None else f"{name} ({part})"
 
 
-def check_data_tuple(data: Any, parts: Sequence[str], model_name: str, name: str = "data",
-                     optional_tail: int = 0) -> List[Any]:
+def check_data_tuple(
+    data: Any, parts: Sequence[str], model_name: str, name: str = "data", optional_tail: int = 0
+) -> list[Any]:
     """``data`` must be a tuple/list of ``len(parts)`` arrays (the last ``optional_tail`` of them may be
     left out); returns it as a list. ``parts`` names them, e.g. ``("X", "Y")``."""
     layout = "(" + ", ".join(parts) + ")"
@@ -150,7 +153,7 @@ def check_input_matrix(
     X: Any,
     name: str = "X",
     *,
-    input_dim: Optional[int] = None,
+    input_dim: int | None = None,
     allow_sparse: bool = False,
     integer: str = "reject",
     what: str = "inducing inputs",
@@ -198,7 +201,7 @@ def check_input_matrix(
 
 
 def check_network_inputs(
-    X: Any, name: str = "X", input_shape: Optional[Sequence[int]] = None, integer: str = "keep"
+    X: Any, name: str = "X", input_shape: Sequence[int] | None = None, integer: str = "keep"
 ) -> np.ndarray:
     """Inputs of a neural network ``[N, ...]``: a dense numeric array with at least 2 dimensions, non-empty,
     finite, rows of shape ``input_shape`` (when known).

@@ -3,19 +3,28 @@
 Whether an SVGP takes sparse inputs X depends on its inducing variable: :func:`accepts_sparse_inputs`
 answers ``False`` unless the inducing variable's class registered ``True`` (where that class is defined).
 """
+
 import functools
-from typing import Any, Optional, Tuple, Union
+from typing import Any, TypeAlias
 
 import gpflow
 import numpy as np
 import scipy.sparse as sp
 
-Array = Union[np.ndarray, sp.csr_matrix]
-
-from .arrays import _as_numpy, _first_nonfinite_dense, check_data, check_data_tuple, check_input_matrix, check_same_num_rows
+from .arrays import (
+    _as_numpy,
+    _first_nonfinite_dense,
+    check_data,
+    check_data_tuple,
+    check_input_matrix,
+    check_same_num_rows,
+)
 from .labels import check_class_labels
 
-def inducing_input_dim(inducing_variable: Any) -> Optional[int]:
+Array: TypeAlias = np.ndarray | sp.csr_matrix
+
+
+def inducing_input_dim(inducing_variable: Any) -> int | None:
     """D of the inputs an inducing variable expects (the basis' D for subspace inducing inputs; the
     shared or first separate inducing variable of a multi-output one), ``None`` when unknown."""
     from gpflow.inducing_variables import (
@@ -58,12 +67,12 @@ def accepts_sparse_inputs(inducing_variable: Any) -> bool:
 def check_regression_data(
     data: Any,
     *,
-    input_dim: Optional[int],
+    input_dim: int | None,
     num_latent_gps: int,
     likelihood: Any,
     allow_sparse: bool = False,
     model_name: str = "the model",
-) -> Tuple[Array, np.ndarray]:
+) -> tuple[Array, np.ndarray]:
     """``(X, Y)`` for an SVGP-like model: X as :func:`check_input_matrix` (integer X refused),
     Y a finite 2-D array with as many rows as X and
 
@@ -110,7 +119,7 @@ def check_regression_data(
 
 
 @functools.singledispatch
-def check_training_data(model: Any, data: Any) -> Tuple[Any, ...]:
+def check_training_data(model: Any, data: Any) -> tuple[Any, ...]:
     """Check ``data`` for training ``model`` before anything is traced; return it normalised.
 
     The result is a tuple of numpy arrays / ``scipy.sparse`` CSR matrices with equal first dimension,
@@ -125,7 +134,7 @@ def check_training_data(model: Any, data: Any) -> Tuple[Any, ...]:
 
 
 @check_training_data.register(gpflow.models.SVGP)
-def _check_svgp_data(model: gpflow.models.SVGP, data: Any) -> Tuple[Any, ...]:
+def _check_svgp_data(model: gpflow.models.SVGP, data: Any) -> tuple[Any, ...]:
     """GPflow's SVGP: ``(X [N, D], Y [N, P])``, D from the inducing variable (sparse X with subspace
     inducing inputs), P = ``num_latent_gps`` for a scalar likelihood."""
     return check_regression_data(

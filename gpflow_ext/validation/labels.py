@@ -1,5 +1,6 @@
 """Checks of targets: class indices, 0/1 label matrices, observations with missing entries, row indices."""
-from typing import Any, Optional, Tuple, TypeAlias
+
+from typing import Any, TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -11,9 +12,7 @@ from .arrays import _as_numpy, check_input_matrix
 Array: TypeAlias = np.ndarray | sp.csr_matrix
 
 
-def check_class_labels(
-    Y: Any, num_classes: Optional[int], name: str = "Y", num_rows: Optional[int] = None
-) -> np.ndarray:
+def check_class_labels(Y: Any, num_classes: int | None, name: str = "Y", num_rows: int | None = None) -> np.ndarray:
     """Class indices ``[N]`` or ``[N, 1]`` with integer values in ``[0, num_classes)``; returns int64 ``[N]``.
 
     Values such as 1.5 (which a cast would silently truncate), -1 or ``>= num_classes`` are refused,
@@ -49,14 +48,13 @@ def check_class_labels(
     if outside.any():
         row = int(np.argmax(outside))
         raise ValueError(
-            f"{name}: labels must be in {expected}, got {Y[row]} at row {row} "
-            f"(range [{Y.min()}, {Y.max()}])"
+            f"{name}: labels must be in {expected}, got {Y[row]} at row {row} (range [{Y.min()}, {Y.max()}])"
         )
     return Y.astype(np.int64)
 
 
 def check_multilabel_labels(
-    Y: Any, num_labels: Optional[int] = None, num_rows: Optional[int] = None, name: str = "Y"
+    Y: Any, num_labels: int | None = None, num_rows: int | None = None, name: str = "Y"
 ) -> sp.csr_matrix:
     """Multi-label targets as a 0/1 CSR matrix ``[N, K]`` (float64, sorted indices) from a sparse or dense
     0/1 matrix or a list of label-id lists (``num_labels`` then required).
@@ -112,9 +110,14 @@ def check_multilabel_labels(
 
 
 def check_observations(
-    Y: Any, mask: Any = None, *, name: str = "data", num_outputs: Optional[int] = None,
-    allow_empty_rows: bool = False, mask_name: str = "mask",
-) -> Tuple[np.ndarray, np.ndarray]:
+    Y: Any,
+    mask: Any = None,
+    *,
+    name: str = "data",
+    num_outputs: int | None = None,
+    allow_empty_rows: bool = False,
+    mask_name: str = "mask",
+) -> tuple[np.ndarray, np.ndarray]:
     """Turn observations into (values [N, D] float64 with 0 where missing, mask [N, D] bool).
 
     ``Y`` is a 2-D array with NaN for missing entries, or a 2-D array plus a boolean/0-1 ``mask``
@@ -177,7 +180,7 @@ def check_observations(
     return values, mask
 
 
-def check_row_index(rows: Any, num_data: int, name: str = "row_index", num_rows: Optional[int] = None) -> np.ndarray:
+def check_row_index(rows: Any, num_data: int, name: str = "row_index", num_rows: int | None = None) -> np.ndarray:
     """Row indices ``[N]`` (or ``[N, 1]``) of local parameters: integers in ``[0, num_data)``; returns int64 ``[N]``."""
     rows = _as_numpy(rows, name)
     if sp.issparse(rows):
@@ -200,7 +203,7 @@ def check_row_index(rows: Any, num_data: int, name: str = "row_index", num_rows:
     return rows.astype(np.int64)
 
 
-def labels_to_csr(Y: Any, num_labels: Optional[int] = None, num_rows: Optional[int] = None) -> sp.csr_matrix:
+def labels_to_csr(Y: Any, num_labels: int | None = None, num_rows: int | None = None) -> sp.csr_matrix:
     """Labels as a 0/1 CSR matrix ``[N, K]`` from a sparse/dense 0/1 matrix or a list of label-id lists
     (:func:`check_multilabel_labels` with ``name="Y"``).
 
@@ -217,10 +220,10 @@ def labels_to_csr(Y: Any, num_labels: Optional[int] = None, num_rows: Optional[i
 def check_multilabel_data(
     X: Any,
     Y: Any,
-    num_labels: Optional[int] = None,
-    input_dim: Optional[int] = None,
-    names: Tuple[str, str] = ("X", "Y"),
-) -> Tuple[Array, sp.csr_matrix]:
+    num_labels: int | None = None,
+    input_dim: int | None = None,
+    names: tuple[str, str] = ("X", "Y"),
+) -> tuple[Array, sp.csr_matrix]:
     """Validate and normalise multi-label data ``(X, Y)``: X dense array or CSR ``[N, D]`` (finite, non-empty,
     ``D == input_dim``; returned as float64), Y 0/1 CSR ``[N, K]`` (label ids < ``num_labels``; from a
     matrix or lists of label ids, which is why only X's shape is declared). ``names`` name the two

@@ -1,5 +1,6 @@
 """Checks of latent-variable models' inputs: base Gaussians (μ, s) and (values, mask, row index) data."""
-from typing import Any, Optional, Tuple
+
+from typing import Any
 
 import numpy as np
 
@@ -7,7 +8,9 @@ from .arrays import check_data_tuple
 from .labels import check_observations, check_row_index
 
 
-def check_latents(x_mean: Any, x_var: Any, latent_dim: int, num_rows: Optional[int] = None) -> Tuple[np.ndarray, np.ndarray]:
+def check_latents(
+    x_mean: Any, x_var: Any, latent_dim: int, num_rows: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Base-Gaussian means and variances ``(x_mean [N, Q], x_var [N, Q])`` as float64: same shape, finite,
     ``x_var > 0``; ``num_rows`` (when given) rows each."""
     x_mean = np.asarray(x_mean, dtype=np.float64)
@@ -38,7 +41,7 @@ def check_equal_variances(x_var: np.ndarray, name: str) -> np.ndarray:
 
 def check_rows_with_missing_data(
     data: Any, *, num_data: int, output_dim: int, model_name: str
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(values [N, D], mask [N, D], row index [N])`` of a model with one local latent per training row,
     returned as (float64 values with 0 at missing entries, float64 0/1 mask, int64 row index).
 

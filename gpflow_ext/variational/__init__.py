@@ -1,5 +1,9 @@
 """Variational q(u) families."""
+
 from . import kronecker
+from .grid_priors import CirculantGridPrior, GridPrior, ToeplitzGridPrior
+from .kronecker import KroneckerGaussian
+from .latent_gps import FreeInducingPoints, KISSGPGrid, LatentGPs
 from .preconditioned import (
     PreconditionedGaussian,
     preconditioned_conditional,
@@ -7,9 +11,6 @@ from .preconditioned import (
     preconditioned_kl_and_marginals,
     preconditioned_mean_and_covariance,
 )
-from .kronecker import KroneckerGaussian
-from .grid_priors import CirculantGridPrior, GridPrior, ToeplitzGridPrior
-from .latent_gps import FreeInducingPoints, KISSGPGrid, LatentGPs
 
 __all__ = [
     "PreconditionedGaussian",

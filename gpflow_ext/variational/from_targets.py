@@ -14,11 +14,10 @@ variance). Φ_j is read off the layer itself, column by column (``f(e_k) − f(0
 :class:`~gpflow_ext.variational.LatentGPs` (Toeplitz or circulant grid, free inducing points) works unchanged.
 """
 
+import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-
-import gpflow
 from gpflow.covariances import Kuu
 
 from ..utilities import dense_kron
@@ -73,8 +72,9 @@ def _prior_precisions(gps: LatentGPs) -> np.ndarray:
     return np.linalg.inv(np.asarray(K, dtype=np.float64))
 
 
-def set_posterior_of_targets(gps: LatentGPs, H: tf.Tensor, targets: np.ndarray, noise_fraction: float = 1e-3,
-                             match_variance: bool = True) -> np.ndarray:
+def set_posterior_of_targets(
+    gps: LatentGPs, H: tf.Tensor, targets: np.ndarray, noise_fraction: float = 1e-3, match_variance: bool = True
+) -> np.ndarray:
     """Set q(u) of ``gps`` to the GP-regression posterior of ``targets`` [B, J] at scaled features ``H`` [B, Q].
 
     :param noise_fraction: σ_j² as a fraction of the targets' variance (small: the layer reproduces the targets).
@@ -84,8 +84,9 @@ def set_posterior_of_targets(gps: LatentGPs, H: tf.Tensor, targets: np.ndarray, 
     """
     targets = np.asarray(targets, dtype=np.float64)
     if targets.ndim != 2 or targets.shape[1] != gps.num_gps or targets.shape[0] != H.shape[0]:
-        raise ValueError(f"targets must have shape [{H.shape[0]}, {gps.num_gps}] (one column per GP), "
-                         f"got {targets.shape}")
+        raise ValueError(
+            f"targets must have shape [{H.shape[0]}, {gps.num_gps}] (one column per GP), got {targets.shape}"
+        )
     if not np.isfinite(targets).all():
         raise ValueError("targets must be finite")
     if not 0.0 < noise_fraction < 1.0:

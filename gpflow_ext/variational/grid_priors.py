@@ -14,13 +14,13 @@ q's coordinates v through a whitening map u = (⊗_d R_d) v with R_d R_dᵀ = K_
 
 Each prior computes its own factors, square roots, KL pieces and samples; the model only calls them.
 """
+
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-
 from gpflow.kernels import Kernel
 
 from ..covariances import grid as grid_covariances
@@ -33,12 +33,12 @@ __all__ = ["GridPrior", "ToeplitzGridPrior", "CirculantGridPrior", "stack_gps", 
 SqrtFn = Callable[[tf.Tensor], tf.Tensor]
 
 
-def stack_gps(per_gp: List[List[tf.Tensor]]) -> List[tf.Tensor]:
+def stack_gps(per_gp: list[list[tf.Tensor]]) -> list[tf.Tensor]:
     """J lists of D per-dimension tensors -> D tensors batched over the J GPs."""
     return [tf.stack([f[d] for f in per_gp]) for d in range(len(per_gp[0]))]
 
 
-def toeplitz_prior_factors(grid: GridInducingPoints, kernels: Sequence[Kernel], jitter: float) -> List[tf.Tensor]:
+def toeplitz_prior_factors(grid: GridInducingPoints, kernels: Sequence[Kernel], jitter: float) -> list[tf.Tensor]:
     """K_ZZ Kronecker factors of J GPs on ``grid``, jitter included: D × ``[J, m_d, m_d]``."""
     return stack_gps([grid_covariances.grid_kuu_factors(grid, k, jitter) for k in kernels])
 
@@ -53,13 +53,13 @@ class GridPrior:
     #: whether q(u) may be parameterised directly (unwhitened), with a KL against ⊗_d K_d
     supports_unwhitened = True
 
-    def latent_sizes(self, grid: GridInducingPoints) -> Tuple[int, ...]:
+    def latent_sizes(self, grid: GridInducingPoints) -> tuple[int, ...]:
         raise NotImplementedError
 
-    def variational_sizes(self, grid: GridInducingPoints) -> Tuple[int, ...]:
+    def variational_sizes(self, grid: GridInducingPoints) -> tuple[int, ...]:
         return self.latent_sizes(grid)
 
-    def sqrt_factors(self, grid: GridInducingPoints, kernels: Sequence[Kernel], jitter: float) -> List[SqrtFn]:
+    def sqrt_factors(self, grid: GridInducingPoints, kernels: Sequence[Kernel], jitter: float) -> list[SqrtFn]:
         """The whitening maps R_d as functions ``[J, n_d, r] -> [J, m_d, r]``."""
         raise NotImplementedError
 
@@ -79,7 +79,7 @@ class GridPrior:
         """Σ_j KL[q ‖ p] (eq. 10–11): against N(0, I) when whitened, else against ⊗_d K_{j,d}."""
         return q.kl(None if whiten else toeplitz_prior_factors(grid, kernels, jitter))
 
-    def fill(self, grid: GridInducingPoints, v: tf.Tensor, num_samples: int, seed: Optional[tf.Tensor] = None):
+    def fill(self, grid: GridInducingPoints, v: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None):
         """q's samples ``[J, ∏ k_d, T]`` as full coordinates ``[J, ∏ n_d, T]`` (identity here)."""
         return v
 
@@ -99,7 +99,7 @@ class GridPrior:
         jitter: float,
         whiten: bool,
         num_samples: int,
-        seed: Optional[tf.Tensor] = None,
+        seed: tf.Tensor | None = None,
     ) -> tf.Tensor:
         """Reparameterised grid values u^(t) = μ + L ε^(t) (whitened: u = R(μ + L ε)), ``[J, m, T]``.
 
@@ -113,10 +113,10 @@ class GridPrior:
 class ToeplitzGridPrior(GridPrior):
     """The exact K_ZZ = ⊗_d K_d of the base kernel, whitened by Cholesky factors (O(m_d³) per axis)."""
 
-    def latent_sizes(self, grid: GridInducingPoints) -> Tuple[int, ...]:
+    def latent_sizes(self, grid: GridInducingPoints) -> tuple[int, ...]:
         return tuple(grid.grid_sizes)
 
-    def sqrt_factors(self, grid: GridInducingPoints, kernels: Sequence[Kernel], jitter: float) -> List[SqrtFn]:
+    def sqrt_factors(self, grid: GridInducingPoints, kernels: Sequence[Kernel], jitter: float) -> list[SqrtFn]:
         chols = [tf.linalg.cholesky(K) for K in toeplitz_prior_factors(grid, kernels, jitter)]
         return [partial(tf.linalg.matmul, R) for R in chols]
 
@@ -137,29 +137,29 @@ class CirculantGridPrior(GridPrior):
 
     supports_unwhitened = False
 
-    def __init__(self, period_factor: float = 3.0, variational_size: Optional[int] = None):
+    def __init__(self, period_factor: float = 3.0, variational_size: int | None = None):
         if not (isinstance(period_factor, (int, float, np.floating, np.integer)) and period_factor >= 2.0):
             raise ValueError(f"period_factor must be a number >= 2, got {period_factor!r}")
         self.period_factor = float(period_factor)
         self.variational_size = check_positive_int(variational_size, "variational_size", allow_none=True)
 
-    def latent_sizes(self, grid: GridInducingPoints) -> Tuple[int, ...]:
+    def latent_sizes(self, grid: GridInducingPoints) -> tuple[int, ...]:
         """The ring sizes n_d (:func:`~gpflow_ext.covariances.grid.circulant_embedding_size`)."""
         return tuple(grid_covariances.circulant_embedding_size(m_d, self.period_factor) for m_d in grid.grid_sizes)
 
-    def variational_sizes(self, grid: GridInducingPoints) -> Tuple[int, ...]:
+    def variational_sizes(self, grid: GridInducingPoints) -> tuple[int, ...]:
         return tuple(
             min(n_d, int(self.variational_size or m_d)) for n_d, m_d in zip(self.latent_sizes(grid), grid.grid_sizes)
         )
 
-    def sqrt_factors(self, grid: GridInducingPoints, kernels: Sequence[Kernel], jitter: float) -> List[SqrtFn]:
+    def sqrt_factors(self, grid: GridInducingPoints, kernels: Sequence[Kernel], jitter: float) -> list[SqrtFn]:
         ring_sizes = self.latent_sizes(grid)
         spectra = stack_gps(
             [grid_covariances.grid_circulant_spectra(grid, k, ring_sizes, jitter) for k in kernels]
         )  # D × [J, n_d//2+1]
         return [partial(grid_covariances.circulant_sqrt_apply, lam, m=m) for lam, m in zip(spectra, grid.grid_sizes)]
 
-    def fill(self, grid: GridInducingPoints, v_low: tf.Tensor, num_samples: int, seed: Optional[tf.Tensor] = None):
+    def fill(self, grid: GridInducingPoints, v_low: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None):
         """Place q(v)'s low-frequency block in the rings' Fourier coordinates; the remaining coordinates are
         drawn from their prior N(0, 1)."""
         ring_sizes, variational_sizes = self.latent_sizes(grid), self.variational_sizes(grid)
@@ -183,7 +183,7 @@ class CirculantGridPrior(GridPrior):
 GRID_PRIOR_NAMES = ("toeplitz", "circulant")
 
 
-def grid_prior_from_name(name: str, period_factor: float = 3.0, variational_size: Optional[int] = None) -> GridPrior:
+def grid_prior_from_name(name: str, period_factor: float = 3.0, variational_size: int | None = None) -> GridPrior:
     """``"toeplitz"`` -> :class:`ToeplitzGridPrior`, ``"circulant"`` -> :class:`CirculantGridPrior` (the
     command-line names)."""
     if name == "toeplitz":

@@ -13,14 +13,14 @@ has the closed form of eq. 10 evaluated with the Kronecker identities of eq. 11:
 The factors are stored batched over GPs: ``[J, m_d, m_d]`` per dimension. Grid points are in
 row-major order (dimension 0 slowest), matching :class:`GridInducingPoints`.
 """
-from functools import partial
-from typing import Callable, Optional, Sequence
 
+from collections.abc import Callable, Sequence
+from functools import partial
+
+import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-
-import gpflow
 from gpflow import Parameter
 from gpflow.utilities import triangular
 
@@ -30,9 +30,7 @@ from ..validation import check_positive_int
 __all__ = ["kron_apply", "kron_matmul", "kron_triangular_solve", "gauss_kl_kronecker", "KroneckerGaussian"]
 
 
-def kron_apply(
-    grid_sizes: Sequence[int], x: tf.Tensor, fns: Sequence[Callable[[tf.Tensor], tf.Tensor]]
-) -> tf.Tensor:
+def kron_apply(grid_sizes: Sequence[int], x: tf.Tensor, fns: Sequence[Callable[[tf.Tensor], tf.Tensor]]) -> tf.Tensor:
     """Apply ``⊗_d A_d`` to ``x`` [J, m, T] where ``fns[d]`` maps [J, m_d, n] -> [J, m'_d, n].
 
     The factors may be rectangular (m'_d ≠ m_d, e.g. a circulant square root restricted to the
@@ -62,9 +60,7 @@ def kron_matmul(factors: Sequence[tf.Tensor], x: tf.Tensor) -> tf.Tensor:
 def kron_triangular_solve(chol_factors: Sequence[tf.Tensor], x: tf.Tensor) -> tf.Tensor:
     """``(⊗_d R_d)⁻¹ x`` for lower-triangular ``R_d`` [J, m_d, m_d] and ``x`` [J, m, T]."""
     sizes = [int(f.shape[-1]) for f in chol_factors]
-    return kron_apply(
-        sizes, x, [partial(tf.linalg.triangular_solve, R, lower=True) for R in chol_factors]
-    )
+    return kron_apply(sizes, x, [partial(tf.linalg.triangular_solve, R, lower=True) for R in chol_factors])
 
 
 @check_shapes(
@@ -74,7 +70,7 @@ def kron_triangular_solve(chol_factors: Sequence[tf.Tensor], x: tf.Tensor) -> tf
 def gauss_kl_kronecker(
     q_mu: tf.Tensor,
     q_sqrt_factors: Sequence[tf.Tensor],
-    K_factors: Optional[Sequence[tf.Tensor]] = None,
+    K_factors: Sequence[tf.Tensor] | None = None,
 ) -> tf.Tensor:
     """Σ_j KL[N(μ_j, ⊗_d L_{j,d}L_{j,d}ᵀ) ‖ N(0, ⊗_d K_{j,d})] (eq. 10 with eq. 11).
 
@@ -90,16 +86,12 @@ def gauss_kl_kronecker(
     trace = 1.0
     chols = None if K_factors is None else [tf.linalg.cholesky(K) for K in K_factors]  # R_d
     for d, (L, m_d) in enumerate(zip(q_sqrt_factors, sizes)):
-        log_det_S += (m / m_d) * 2.0 * tf.reduce_sum(
-            tf.math.log(tf.abs(tf.linalg.diag_part(L))), axis=-1
-        )  # [J]
+        log_det_S += (m / m_d) * 2.0 * tf.reduce_sum(tf.math.log(tf.abs(tf.linalg.diag_part(L))), axis=-1)  # [J]
         if chols is None:
             trace = trace * tf.reduce_sum(tf.square(L), axis=[-2, -1])  # [J]
         else:
             R = chols[d]
-            log_det_K += (m / m_d) * 2.0 * tf.reduce_sum(
-                tf.math.log(tf.linalg.diag_part(R)), axis=-1
-            )  # [J]
+            log_det_K += (m / m_d) * 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(R)), axis=-1)  # [J]
             RinvL = tf.linalg.triangular_solve(R, L, lower=True)  # [J, m_d, m_d]
             trace = trace * tf.reduce_sum(tf.square(RinvL), axis=[-2, -1])  # [J]
     if chols is None:
@@ -139,7 +131,7 @@ class KroneckerGaussian(gpflow.Module):
     def num_inducing(self) -> int:
         return int(np.prod(self.grid_sizes))
 
-    def init_from_prior(self, K_factors: Optional[Sequence[tf.Tensor]] = None) -> None:
+    def init_from_prior(self, K_factors: Sequence[tf.Tensor] | None = None) -> None:
         """Set q(u) = p(u): μ = 0, L_d = chol(K_d) (identity when whitened): the KL starts at zero."""
         self.q_mu.assign(tf.zeros_like(self.q_mu))
         for d, L in enumerate(self.q_sqrt_factors):
@@ -165,6 +157,6 @@ class KroneckerGaussian(gpflow.Module):
         """Dense S_j = ⊗_d L_d L_dᵀ, ``[J, m, m]`` (for checks; O(m²) memory)."""
         return dense_kron([tf.linalg.matmul(L, L, transpose_b=True) for L in self.q_sqrt_factors])
 
-    def kl(self, K_factors: Optional[Sequence[tf.Tensor]] = None) -> tf.Tensor:
+    def kl(self, K_factors: Sequence[tf.Tensor] | None = None) -> tf.Tensor:
         """Σ_j KL[q(u_j) ‖ N(0, ⊗_d K_{j,d})] (``None``: whitened prior N(0, I))."""
         return gauss_kl_kronecker(self.q_mu, list(self.q_sqrt_factors), K_factors)

@@ -15,14 +15,14 @@ KL and samples (the model only calls them):
 Both are configured first (``KISSGPGrid(64)``) and built by the model, which knows J, D and the groups
 (:meth:`LatentGPs.build`); a built object belongs to one model.
 """
-import dataclasses
-from typing import Any, Optional
 
+import dataclasses
+from typing import Any
+
+import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-
-import gpflow
 from gpflow.conditionals import conditional
 from gpflow.covariances import Kuu
 from gpflow.inducing_variables import InducingPoints, SharedIndependentInducingVariables
@@ -40,7 +40,7 @@ __all__ = ["LatentGPs", "KISSGPGrid", "FreeInducingPoints"]
 class LatentGPs(gpflow.Module):
     """J GPs on groups of features: configured at construction, given their shapes by :meth:`build`."""
 
-    def __init__(self, name: Optional[str] = None):
+    def __init__(self, name: str | None = None):
         super().__init__(name=name)
         self.built = False
 
@@ -70,7 +70,7 @@ class LatentGPs(gpflow.Module):
         """KL[q(u) ‖ p(u)] summed over the J GPs (eq. 4)."""
         raise NotImplementedError
 
-    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None) -> tf.Tensor:
         """Samples of the J GP outputs at scaled features ``H`` [B, Q], ``[T, B, J]``."""
         raise NotImplementedError
 
@@ -91,9 +91,9 @@ class KISSGPGrid(LatentGPs):
     def __init__(
         self,
         grid_size: int = 64,
-        prior: Optional[GridPrior] = None,
+        prior: GridPrior | None = None,
         out_of_range: str = "clamp",
-        name: Optional[str] = None,
+        name: str | None = None,
     ):
         super().__init__(name=name)
         self.grid_size = check_positive_int(grid_size, "grid_size")
@@ -121,7 +121,7 @@ class KISSGPGrid(LatentGPs):
         return self.prior.kl(self.q, self.inducing_variable, self.kernel.kernels, self.jitter, self.whiten)
 
     @check_shapes("return: [J, M, T]")
-    def sample_inducing(self, num_samples: int, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+    def sample_inducing(self, num_samples: int, seed: tf.Tensor | None = None) -> tf.Tensor:
         """Reparameterised grid values u^(t) = μ + L ε^(t) (whitened: u = R(μ + L ε)), ``[J, m, T]``."""
         return self.prior.sample(
             self.q, self.inducing_variable, self.kernel.kernels, self.jitter, self.whiten, num_samples, seed=seed
@@ -133,7 +133,7 @@ class KISSGPGrid(LatentGPs):
         return self.prior.grid_values(self.inducing_variable, self.kernel.kernels, self.jitter, v)
 
     @check_shapes("H: [B, Q]", "return: [T, B, J]")
-    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None) -> tf.Tensor:
         """f^(t) = W u^(t) (eq. 8) for one draw of u per sample shared by the batch."""
         Hg = tf.gather(H, self.feature_groups, axis=1)  # [B, J, D]
         indices, weights = interpolation_indices_and_weights(self.inducing_variable, Hg)  # [B, J, K]
@@ -154,7 +154,7 @@ class FreeInducingPoints(LatentGPs):
         (a fixed permutation) so that the dimensions of a multi-feature group are not correlated.
     """
 
-    def __init__(self, num_inducing: int = 64, name: Optional[str] = None):
+    def __init__(self, num_inducing: int = 64, name: str | None = None):
         super().__init__(name=name)
         self.num_inducing = check_positive_int(num_inducing, "num_inducing")
 
@@ -194,12 +194,18 @@ class FreeInducingPoints(LatentGPs):
         variance ``[B, J]`` each."""
         with self._jitter_context():
             return conditional(
-                H, self.inducing_variable, self.kernel, self.q_mu, q_sqrt=self.q_sqrt, white=self.whiten,
-                full_cov=False, full_output_cov=False,
+                H,
+                self.inducing_variable,
+                self.kernel,
+                self.q_mu,
+                q_sqrt=self.q_sqrt,
+                white=self.whiten,
+                full_cov=False,
+                full_output_cov=False,
             )
 
     @check_shapes("H: [B, Q]", "return: [T, B, J]")
-    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: Optional[tf.Tensor] = None) -> tf.Tensor:
+    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None) -> tf.Tensor:
         """Independent draws from the marginals q(f_j(h_b)) (the likelihood factorises over points)."""
         mean, var = self.marginals(H)  # [B, J], [B, J]
         eps_shape = tf.concat([[num_samples], tf.shape(mean)], 0)

@@ -19,9 +19,8 @@ Example
 >>> float(preconditioned_kl(Kmm, q.q_mu, q.q_sigma)) >= 0.0
 True
 """
-from __future__ import annotations
 
-from typing import Optional, Tuple
+from __future__ import annotations
 
 import gpflow
 import numpy as np
@@ -57,9 +56,9 @@ class PreconditionedGaussian(gpflow.Module):
         num_inducing: int,
         num_latent_gps: int = 1,
         sigma_floor: float = 1e-6,
-        q_mu: Optional[TensorType] = None,
-        q_sigma: Optional[TensorType] = None,
-        name: Optional[str] = None,
+        q_mu: TensorType | None = None,
+        q_sigma: TensorType | None = None,
+        name: str | None = None,
     ):
         super().__init__(name=name)
         num_inducing = check_positive_int(num_inducing, "num_inducing")
@@ -88,7 +87,7 @@ class PreconditionedGaussian(gpflow.Module):
 
     def conditional(
         self, Kmn: TensorType, Kmm: TensorType, Knn: TensorType, full_cov: bool = False
-    ) -> Tuple[tf.Tensor, tf.Tensor]:
+    ) -> tuple[tf.Tensor, tf.Tensor]:
         """Predictive mean and (co)variance of q(f) (eq. 9)."""
         return preconditioned_conditional(Kmn, Kmm, Knn, self.q_mu, self.q_sigma, full_cov=full_cov)
 
@@ -122,7 +121,7 @@ def preconditioned_kl(Kmm: TensorType, q_mu: TensorType, q_sigma: TensorType) ->
     return _kl_from_factors(Kmm, q_mu, q_sigma, L, L_inv)
 
 
-def _cholesky_and_inverse(Kmm: tf.Tensor, q_sigma: TensorType) -> Tuple[tf.Tensor, tf.Tensor]:
+def _cholesky_and_inverse(Kmm: tf.Tensor, q_sigma: TensorType) -> tuple[tf.Tensor, tf.Tensor]:
     """L_p = chol(K + Σ_p) and L_p⁻¹, ``[P, M, M]`` each."""
     L = _cholesky_K_plus_sigma(Kmm, q_sigma)  # [P, M, M]
     eye = tf.eye(tf.shape(Kmm)[0], batch_shape=tf.shape(L)[:1], dtype=Kmm.dtype)  # [P, M, M]
@@ -162,7 +161,7 @@ def preconditioned_conditional(
     q_mu: TensorType,
     q_sigma: TensorType,
     full_cov: bool = False,
-) -> Tuple[tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor]:
     """Marginals of q(f) = ∫ p(f|u) q(u) du under the preconditioned q(u) (eq. 9, 18–19).
 
     mean_p = K_xz μ_p,   cov_p = K_xx − K_xz (K + Σ_p)⁻¹ K_zx.
@@ -194,7 +193,7 @@ def preconditioned_conditional(
 )
 def preconditioned_kl_and_marginals(
     Kmn: TensorType, Kmm: TensorType, Knn: TensorType, q_mu: TensorType, q_sigma: TensorType
-) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """:func:`preconditioned_kl` and the marginals of :func:`preconditioned_conditional` in one pass.
 
     Both need L_p = chol(K + Σ_p); the KL's trace term needs L_p⁻¹ anyway, so the marginal variances
@@ -220,7 +219,7 @@ def preconditioned_kl_and_marginals(
 )
 def preconditioned_mean_and_covariance(
     Kmm: TensorType, q_mu: TensorType, q_sigma: TensorType
-) -> Tuple[tf.Tensor, tf.Tensor]:
+) -> tuple[tf.Tensor, tf.Tensor]:
     """The equivalent Gaussian q(u) = N(m, S): m = Kμ [M, P], S_p = K − K(K+Σ_p)⁻¹K [P, M, M] (eq. 8).
 
     For tests and for handing the posterior to stock GPflow code (``q_sqrt = chol(S)``,

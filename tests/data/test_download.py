@@ -13,8 +13,16 @@ import numpy as np
 import pytest
 
 from gpflow_ext import config
-from gpflow_ext.data import (REGISTRY, ChecksumError, download, load_adult, load_bibtex, load_connect4, load_mnist,
-                             load_movielens)
+from gpflow_ext.data import (
+    REGISTRY,
+    ChecksumError,
+    download,
+    load_adult,
+    load_bibtex,
+    load_connect4,
+    load_mnist,
+    load_movielens,
+)
 
 
 class _Server:
@@ -55,7 +63,7 @@ def _copy(source, target):
 
 def test_registry_is_complete():
     assert set(REGISTRY) == {"bibtex", "movielens-100k", "mnist", "adult", "connect-4", "airline"}
-    for name, files in REGISTRY.items():
+    for _name, files in REGISTRY.items():
         for remote in files:
             assert remote.url.startswith("https://"), remote
             # every file is checked by at least one hash

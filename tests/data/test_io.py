@@ -61,7 +61,7 @@ def test_truncated_and_mislabelled_xz(tmp_path):
 
 @pytest.mark.parametrize("suffix", ["", ".gz"])
 def test_invalid_utf8_names_the_line(tmp_path, suffix):
-    raw = ("3 3 2\n0 0:1\n1 1:1\n").encode() + b"0 2:1 \xe9t\xe9\n"
+    raw = (b"3 3 2\n0 0:1\n1 1:1\n") + b"0 2:1 \xe9t\xe9\n"
     path = tmp_path / f"bad.txt{suffix}"
     path.write_bytes(gzip.compress(raw) if suffix else raw)
     with pytest.raises(DataFormatError, match=r"bad\.txt(\.gz)?: line 4, byte 7: not valid utf-8"):

@@ -4,8 +4,15 @@ import gzip
 import numpy as np
 import pytest
 
-from gpflow_ext.data import (DataFormatError, connect4_one_hot, load_adult, load_connect4, read_adult,
-                             read_connect4_pmlb, read_connect4_uci)
+from gpflow_ext.data import (
+    DataFormatError,
+    connect4_one_hot,
+    load_adult,
+    load_connect4,
+    read_adult,
+    read_connect4_pmlb,
+    read_connect4_uci,
+)
 from gpflow_ext.data.uci import ADULT_CATEGORIES, ADULT_COLUMNS
 
 

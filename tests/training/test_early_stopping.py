@@ -3,7 +3,6 @@ counts the starting state, and keeps its state across a resumed run."""
 import gpflow
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from gpflow_ext.training import EarlyStopping, Metrics, fit
 

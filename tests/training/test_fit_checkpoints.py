@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpflow_ext.training import CheckpointMismatchError, Checkpointing, fit
+from gpflow_ext.training import Checkpointing, CheckpointMismatchError, fit
 
 KW = dict(batch_size=10, learning_rate=0.05, seed=3, progress=False)
 

@@ -10,7 +10,6 @@ from gpflow_ext.training import FunctionCallback, Metrics, fit
 from gpflow_ext.training.data import ArrayData, epoch_order, minibatch_dataset, steps_per_epoch
 
 
-
 def test_svgp_minibatch_matches_hand_written_adam_loop(th):
     regression_data, svgp, values, max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
     """fit == the obvious loop: epoch e visits rows in stateless_shuffle(range N, (seed, e)) batches."""
@@ -43,7 +42,7 @@ def test_svgp_minibatch_matches_hand_written_adam_loop(th):
 
 
 def test_epoch_order_is_a_permutation_and_differs_between_epochs(th):
-    regression_data, svgp, values, max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
+    _regression_data, _svgp, _values, _max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
     a = epoch_order(40, 0, 1, True).numpy()
     b = epoch_order(40, 0, 2, True).numpy()
     assert sorted(a) == list(range(40)) and sorted(b) == list(range(40))
@@ -54,7 +53,7 @@ def test_epoch_order_is_a_permutation_and_differs_between_epochs(th):
 
 
 def test_sparse_csr_batches_are_sparse_tensors_with_the_right_rows(th):
-    regression_data, svgp, values, max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
+    _regression_data, _svgp, _values, _max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
     rng = np.random.default_rng(1)
     X = sp.random(30, 12, density=0.2, format="csr", random_state=2)
     X = X[:, rng.permutation(12)]  # unsorted column indices inside rows
@@ -105,7 +104,7 @@ def test_sparse_training_equals_dense_training(th):
 
 
 def test_gpr_internal_data_full_batch_matches_adam_twin(th):
-    regression_data, svgp, values, max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
+    regression_data, _svgp, values, max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
     X, Y = regression_data(n=30)
     model = gpflow.models.GPR((X, Y), gpflow.kernels.SquaredExponential())
     twin = gpflow.models.GPR((X, Y), gpflow.kernels.SquaredExponential())
@@ -123,7 +122,7 @@ def test_gpr_internal_data_full_batch_matches_adam_twin(th):
 
 
 def test_float32_model_and_data(th):
-    regression_data, svgp, values, max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
+    regression_data, svgp, _values, _max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
     X, Y = regression_data(n=40)
     with gpflow.config.as_context(gpflow.config.Config(float=np.float32)):
         model = svgp(X.astype(np.float32))
@@ -143,7 +142,7 @@ def test_float32_model_and_data(th):
 
 
 def test_variables_subset_trains_only_those(th):
-    regression_data, svgp, values, max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
+    regression_data, svgp, values, _max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
     X, Y = regression_data(n=40)
     model = svgp(X)
     before = values(model)
@@ -166,7 +165,7 @@ def test_custom_optimizer_and_no_shuffle_and_zero_epochs(th):
 
 
 def test_callbacks_and_metrics_are_recorded(th):
-    regression_data, svgp, values, max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
+    regression_data, svgp, _values, _max_abs_diff = th.regression_data, th.svgp, th.values, th.max_abs_diff
     X, Y = regression_data(n=40)
     model = svgp(X)
     seen = []

@@ -55,7 +55,7 @@ def test_resume_replays_random_ops_per_epoch(th, tmp_path):
     straight = NoisyLinearModel(2, 30)
     h3 = fit(straight, (X, Y), epochs=3, **kwargs)
     first = NoisyLinearModel(2, 30)
-    h1 = fit(first, (X, Y), epochs=1, checkpoint_dir=tmp_path, **kwargs)
+    fit(first, (X, Y), epochs=1, checkpoint_dir=tmp_path, **kwargs)
     resumed = NoisyLinearModel(2, 30)
     h_rest = fit(resumed, (X, Y), epochs=3, checkpoint_dir=tmp_path, **kwargs)
     np.testing.assert_allclose(h_rest.objective, h3.objective, rtol=0, atol=1e-10)

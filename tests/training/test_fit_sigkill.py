@@ -40,7 +40,7 @@ def test_sigkill_at_random_moments_then_rerun_equals_an_uninterrupted_run(tmp_pa
     assert straight.returncode == 0, straight.stderr[-2000:]
     rng = np.random.default_rng(0)
     folder = tmp_path / "run"
-    for kill in range(3):
+    for _kill in range(3):
         process = subprocess.Popen([sys.executable, str(script), str(folder), str(tmp_path / "unused.npz")],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         started = time.time()

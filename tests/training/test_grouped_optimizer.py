@@ -1,10 +1,10 @@
 """GroupedOptimizer: each group's optimizer updates only its own variables, exactly; bad groups fail."""
+import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
-
-import gpflow
 from gpflow.keras import tf_keras
+
 from gpflow_ext.training import GroupedOptimizer, adam_by_group, fit
 
 

@@ -13,7 +13,9 @@ The code lives in small modules, re-exported here:
 * :mod:`.mulan`: Mulan ARFF + XML;
 * :mod:`.stream`: ``tf.data`` pipelines streamed from XMC text files or sharded TFRecords.
 """
+
 from .mulan import read_mulan_arff, read_mulan_labels
+from .stream import XMCTextSource, XMCTFRecordSource, sparse_batch_to_csr, write_xmc_tfrecords
 from .text import (
     XMCTextWriter,
     iter_xmc_chunks,
@@ -24,7 +26,6 @@ from .text import (
     write_xmc_text,
 )
 from .types import MultiLabelData, select_rows
-from .stream import XMCTextSource, XMCTFRecordSource, sparse_batch_to_csr, write_xmc_tfrecords
 
 __all__ = [
     "MultiLabelData",

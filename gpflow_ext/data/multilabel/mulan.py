@@ -4,10 +4,10 @@ Mulan (http://mulan.sourceforge.net/format.html): an ARFF file whose attributes 
 features followed or interleaved by the labels, and an XML file naming the label attributes.
 Data lines are sparse (``{index value, ...}``, omitted entries are 0) or dense (``v1,v2,...``).
 """
+
 import re
 import warnings
 import xml.etree.ElementTree as ElementTree
-from typing import List, Optional
 
 import numpy as np
 
@@ -43,7 +43,7 @@ def _is_binary_nominal(declaration: str) -> bool:
     return sorted(value.strip().strip("'\"") for value in declaration[1:-1].split(",")) == ["0", "1"]
 
 
-def read_mulan_labels(path: PathLike) -> List[str]:
+def read_mulan_labels(path: PathLike) -> list[str]:
     """Label names from a Mulan XML label file (``<labels><label name="..."/>...``; nested labels included)."""
     path = as_existing_file(path, "xml_path")
     try:
@@ -52,10 +52,10 @@ def read_mulan_labels(path: PathLike) -> List[str]:
         raise DataFormatError(f"{path}: not a valid Mulan XML label file ({error})") from None
     names = [element.get("name") for element in root.iter() if element.tag.rsplit("}", 1)[-1] == "label"]
     if not names or any(name is None for name in names):
-        raise DataFormatError(f"{path}: expected <label name=\"...\"> elements, found {len(names)} (some without a name)")
+        raise DataFormatError(f'{path}: expected <label name="..."> elements, found {len(names)} (some without a name)')
     if len(set(names)) != len(names):
         raise DataFormatError(f"{path}: duplicate label names")
-    return names
+    return [str(name) for name in names]  # none is None (checked above)
 
 
 def read_mulan_arff(arff_path: PathLike, xml_path: PathLike, dtype=np.float64) -> MultiLabelData:
@@ -78,9 +78,9 @@ def read_mulan_arff(arff_path: PathLike, xml_path: PathLike, dtype=np.float64) -
     """
     arff_path = as_existing_file(arff_path, "arff_path")
     label_names = read_mulan_labels(xml_path)
-    attributes: List[str] = []
-    raw_names: List[str] = []  # as written in the file, for XML files that copy the escapes
-    declarations: List[str] = []
+    attributes: list[str] = []
+    raw_names: list[str] = []  # as written in the file, for XML files that copy the escapes
+    declarations: list[str] = []
     rows, cols, vals = [], [], []
     num_rows = 0
     in_data = False
@@ -94,7 +94,9 @@ def read_mulan_arff(arff_path: PathLike, xml_path: PathLike, dtype=np.float64) -
                 if lower.startswith("@attribute"):
                     match = _ATTRIBUTE.match(stripped)
                     if match is None:
-                        raise DataFormatError(f"{arff_path}: line {number}: malformed @attribute line {stripped[:80]!r}")
+                        raise DataFormatError(
+                            f"{arff_path}: line {number}: malformed @attribute line {stripped[:80]!r}"
+                        )
                     attributes.append(_unquote(match.group(1)))
                     raw_names.append(match.group(1))
                     declarations.append(match.group(2))
@@ -120,12 +122,16 @@ def read_mulan_arff(arff_path: PathLike, xml_path: PathLike, dtype=np.float64) -
                 else:
                     tokens = [token.strip() for token in stripped.split(",")]
                     if len(tokens) != len(attributes):
-                        raise ValueError(f"dense row has {len(tokens)} values but the header declares {len(attributes)} attributes")
+                        raise ValueError(
+                            f"dense row has {len(tokens)} values but the header declares {len(attributes)} attributes"
+                        )
                     value = np.array(tokens, dtype=np.float64)
                     index = np.flatnonzero(value)
                     value = value[index]
             except ValueError as error:
-                raise DataFormatError(f"{arff_path}: line {number}: cannot parse data row {stripped[:60]!r}... ({error})") from None
+                raise DataFormatError(
+                    f"{arff_path}: line {number}: cannot parse data row {stripped[:60]!r}... ({error})"
+                ) from None
             if index.size and (index.min() < 0 or index.max() >= len(attributes)):
                 raise DataFormatError(
                     f"{arff_path}: line {number}: attribute index {index.max()} out of range; the header declares "
@@ -145,25 +151,33 @@ def read_mulan_arff(arff_path: PathLike, xml_path: PathLike, dtype=np.float64) -
     column[is_label] = np.arange(is_label.sum())
     column[~is_label] = np.arange((~is_label).sum())
 
-    rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-    cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-    vals = np.concatenate(vals) if vals else np.zeros(0)
-    label_entry = is_label[cols]
-    label_values = vals[label_entry]
+    rows_all = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    cols_all = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    vals_all = np.concatenate(vals) if vals else np.zeros(0)
+    label_entry = is_label[cols_all]
+    label_values = vals_all[label_entry]
     if np.any((label_values != 0) & (label_values != 1)):
-        raise DataFormatError(f"{arff_path}: label attributes must be 0/1, found value {label_values[(label_values != 0) & (label_values != 1)][0]}")
+        raise DataFormatError(
+            f"{arff_path}: label attributes must be 0/1, found value {label_values[(label_values != 0) & (label_values != 1)][0]}"
+        )
     keep = label_values == 1
     num_labels = int(is_label.sum())
-    Y = labels_csr(rows[label_entry][keep], column[cols[label_entry]][keep], (num_rows, num_labels), dtype)
+    Y = labels_csr(rows_all[label_entry][keep], column[cols_all[label_entry]][keep], (num_rows, num_labels), dtype)
     feature_entry = ~label_entry
-    X = features_csr(rows[feature_entry], column[cols[feature_entry]], vals[feature_entry], (num_rows, len(attributes) - num_labels), dtype)
+    X = features_csr(
+        rows_all[feature_entry],
+        column[cols_all[feature_entry]],
+        vals_all[feature_entry],
+        (num_rows, len(attributes) - num_labels),
+        dtype,
+    )
     X.eliminate_zeros()
     feature_names = [name for name, flag in zip(attributes, is_label) if not flag]
     ordered_labels = [name for name, flag in zip(attributes, is_label) if flag]
     return MultiLabelData(X, Y, feature_names, ordered_labels)
 
 
-def _match_labels(label_names, attributes, raw_names, declarations, arff_path, xml_path) -> List[int]:
+def _match_labels(label_names, attributes, raw_names, declarations, arff_path, xml_path) -> list[int]:
     """Attribute index of each XML label: by name, or, for XML files with misspelt names, by position.
 
     A label matches the attribute of the same name (after ARFF unquoting and unescaping), or an
@@ -175,7 +189,7 @@ def _match_labels(label_names, attributes, raw_names, declarations, arff_path, x
     """
     position = {name: i for i, name in enumerate(attributes)}
     raw_position = {name: i for i, name in enumerate(raw_names)}
-    found: List[Optional[int]] = []
+    found: list[int | None] = []
     for name in label_names:
         index = position.get(name)
         if index is None:
@@ -183,13 +197,15 @@ def _match_labels(label_names, attributes, raw_names, declarations, arff_path, x
         found.append(index)
     missing = [name for name, index in zip(label_names, found) if index is None]
     if not missing:
-        return found
+        return [int(index) for index in found if index is not None]
     count = len(label_names)
     for side, start in (("last", len(attributes) - count), ("first", 0)):
         if start < 0 or all(index is None for index in found):
             continue
-        fits = all(index == start + i if index is not None else _is_binary_nominal(declarations[start + i])
-                   for i, index in enumerate(found))
+        fits = all(
+            index == start + i if index is not None else _is_binary_nominal(declarations[start + i])
+            for i, index in enumerate(found)
+        )
         if fits:
             for i, (name, index) in enumerate(zip(label_names, found)):
                 if index is None:
@@ -202,6 +218,7 @@ def _match_labels(label_names, attributes, raw_names, declarations, arff_path, x
                     )
             return list(range(start, start + count))
     raise DataFormatError(
-        f"{xml_path} names {len(missing)} label(s) absent from the ARFF attributes of {arff_path}, e.g. {', '.join(repr(name) for name in missing[:3])} "
+        f"{xml_path} names {len(missing)} label(s) absent from the ARFF attributes of {arff_path}, "
+        f"e.g. {', '.join(repr(name) for name in missing[:3])} "
         f"(and its {count} labels are not the first or last {count} attributes with the other names in place)"
     )

@@ -21,9 +21,10 @@ TFRecord layout: one ``tf.train.Example`` per row with int64 lists ``labels``, `
 ``values`` (the float64 values' bit patterns, so the round trip is exact), ``rows_per_shard`` rows per
 file ``shard-00000-of-00012.tfrecord``, and ``xmc_meta.json`` holding N, D, K and the file names.
 """
+
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, List, Tuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -58,6 +59,10 @@ class _Source:
     num_features: int
     num_labels: int
 
+    def _batches(self, seed: int) -> tf.data.Dataset:
+        """One epoch's minibatches, shuffled by ``seed`` (each source reads its own storage)."""
+        raise NotImplementedError
+
     def __init__(self, batch_size: int, shuffle_buffer: int, seed: int, dtype):
         self.batch_size = _check_int(batch_size, "batch_size", 1)
         self.shuffle_buffer = _check_int(shuffle_buffer, "shuffle_buffer", 0)
@@ -90,8 +95,15 @@ class XMCTextSource(_Source):
     :param chunk_rows: rows parsed per block when not shuffling.
     """
 
-    def __init__(self, path: PathLike, batch_size: int, shuffle_buffer: int = 0, seed: int = 0,
-                 chunk_rows: int = 2048, dtype=tf.float64):
+    def __init__(
+        self,
+        path: PathLike,
+        batch_size: int,
+        shuffle_buffer: int = 0,
+        seed: int = 0,
+        chunk_rows: int = 2048,
+        dtype=tf.float64,
+    ):
         super().__init__(batch_size, shuffle_buffer, seed, dtype)
         self.path = as_existing_file(path, "path")
         self.chunk_rows = _check_int(chunk_rows, "chunk_rows", 1)
@@ -110,7 +122,7 @@ class XMCTextSource(_Source):
             both = sp.hstack([block.Y, block.X], format="csr")  # [n, K + D]
             yield both[rng.permutation(both.shape[0])] if self.shuffle_buffer else both
 
-    def _batch_arrays(self, seed: int) -> Iterator[Tuple[np.ndarray, ...]]:
+    def _batch_arrays(self, seed: int) -> Iterator[tuple[np.ndarray, ...]]:
         """Minibatches of B rows (the last may be smaller) as CSR pieces of labels and features."""
         K, pending = self.num_labels, None
         for block in self._rows(seed):
@@ -122,19 +134,30 @@ class XMCTextSource(_Source):
             yield self._pieces(pending, K)
 
     @staticmethod
-    def _pieces(batch: sp.csr_matrix, K: int) -> Tuple[np.ndarray, ...]:
+    def _pieces(batch: sp.csr_matrix, K: int) -> tuple[np.ndarray, ...]:
         Y, X = batch[:, :K], batch[:, K:]
         X.sort_indices()
         Y.sort_indices()
-        return (np.diff(Y.indptr), Y.indices.astype(np.int64), np.diff(X.indptr), X.indices.astype(np.int64),
-                X.data.astype(np.float64))
+        return (
+            np.diff(Y.indptr),
+            Y.indices.astype(np.int64),
+            np.diff(X.indptr),
+            X.indices.astype(np.int64),
+            X.data.astype(np.float64),
+        )
 
     def _batches(self, seed: int) -> tf.data.Dataset:
         vector = lambda dtype: tf.TensorSpec([None], dtype)  # noqa: E731
         batches = tf.data.Dataset.from_generator(
             lambda: self._batch_arrays(seed),
-            output_signature=(vector(tf.int64), vector(tf.int64), vector(tf.int64), vector(tf.int64),
-                              vector(tf.float64)))
+            output_signature=(
+                vector(tf.int64),
+                vector(tf.int64),
+                vector(tf.int64),
+                vector(tf.int64),
+                vector(tf.float64),
+            ),
+        )
         D, K, dtype = self.num_features, self.num_labels, self.dtype
 
         def to_sparse(label_counts, labels, feature_counts, indices, values):
@@ -145,8 +168,9 @@ class XMCTextSource(_Source):
         return batches.map(to_sparse)
 
 
-def write_xmc_tfrecords(path: PathLike, out_dir: PathLike, rows_per_shard: int = 100_000,
-                        chunk_rows: int = 10_000) -> List[Path]:
+def write_xmc_tfrecords(
+    path: PathLike, out_dir: PathLike, rows_per_shard: int = 100_000, chunk_rows: int = 10_000
+) -> list[Path]:
     """Convert an XMC text file into sharded TFRecord files (streamed: memory holds one block).
 
     :returns: the shard paths, in row order; ``out_dir/xmc_meta.json`` records N, D, K and them.
@@ -157,7 +181,8 @@ def write_xmc_tfrecords(path: PathLike, out_dir: PathLike, rows_per_shard: int =
     out_dir.mkdir(parents=True, exist_ok=True)
     num_shards = max(1, -(-num_data // rows_per_shard))
     names = [f"shard-{i:05d}-of-{num_shards:05d}.tfrecord" for i in range(num_shards)]
-    row, writer = 0, None
+    row = 0
+    writer: tf.io.TFRecordWriter | None = None
     int64 = lambda values: tf.train.Feature(int64_list=tf.train.Int64List(value=values))  # noqa: E731
     try:
         for block in iter_xmc_chunks(path, chunk_rows=chunk_rows):
@@ -169,18 +194,29 @@ def write_xmc_tfrecords(path: PathLike, out_dir: PathLike, rows_per_shard: int =
                         writer.close()
                     writer = tf.io.TFRecordWriter(str(out_dir / names[row // rows_per_shard]))
                 start, stop = X.indptr[i], X.indptr[i + 1]
-                example = tf.train.Example(features=tf.train.Features(feature={
-                    "labels": int64(Y.indices[Y.indptr[i] : Y.indptr[i + 1]].tolist()),
-                    "indices": int64(X.indices[start:stop].tolist()),
-                    "values": int64(bits[start:stop].tolist()),
-                }))
+                example = tf.train.Example(
+                    features=tf.train.Features(
+                        feature={
+                            "labels": int64(Y.indices[Y.indptr[i] : Y.indptr[i + 1]].tolist()),
+                            "indices": int64(X.indices[start:stop].tolist()),
+                            "values": int64(bits[start:stop].tolist()),
+                        }
+                    )
+                )
+                assert writer is not None  # opened at the first row of every shard
                 writer.write(example.SerializeToString())
                 row += 1
     finally:
         if writer is not None:
             writer.close()
-    meta = {"num_data": num_data, "num_features": num_features, "num_labels": num_labels,
-            "rows_per_shard": rows_per_shard, "files": names, "source": Path(path).name}
+    meta = {
+        "num_data": num_data,
+        "num_features": num_features,
+        "num_labels": num_labels,
+        "rows_per_shard": rows_per_shard,
+        "files": names,
+        "source": Path(path).name,
+    }
     (out_dir / META_FILE).write_text(json.dumps(meta, indent=1))
     return [out_dir / name for name in names]
 
@@ -192,8 +228,15 @@ class XMCTFRecordSource(_Source):
     :param cycle_length: shards read at once when shuffling (file order, one at a time, otherwise).
     """
 
-    def __init__(self, directory: PathLike, batch_size: int, shuffle_buffer: int = 0, seed: int = 0,
-                 cycle_length: int = 4, dtype=tf.float64):
+    def __init__(
+        self,
+        directory: PathLike,
+        batch_size: int,
+        shuffle_buffer: int = 0,
+        seed: int = 0,
+        cycle_length: int = 4,
+        dtype=tf.float64,
+    ):
         super().__init__(batch_size, shuffle_buffer, seed, dtype)
         directory = Path(directory)
         meta = json.loads(as_existing_file(directory / META_FILE, "directory").read_text())
@@ -207,11 +250,18 @@ class XMCTFRecordSource(_Source):
         if self.shuffle_buffer:
             files = files.shuffle(len(self.files), seed=seed, reshuffle_each_iteration=False)
             cycle = min(self.cycle_length, len(self.files))
-        records = files.interleave(tf.data.TFRecordDataset, cycle_length=cycle, block_length=1,
-                                   num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        records = files.interleave(
+            tf.data.TFRecordDataset,
+            cycle_length=cycle,
+            block_length=1,
+            num_parallel_calls=tf.data.AUTOTUNE,
+            deterministic=True,
+        )
         if self.shuffle_buffer:
             records = records.shuffle(self.shuffle_buffer, seed=seed, reshuffle_each_iteration=False)
-        spec = {name: tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64) for name in ("labels", "indices", "values")}
+        spec = {
+            name: tf.io.RaggedFeature(tf.int64, row_splits_dtype=tf.int64) for name in ("labels", "indices", "values")
+        }
         D, K, dtype = self.num_features, self.num_labels, self.dtype
 
         def parse(serialized):

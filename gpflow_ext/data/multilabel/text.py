@@ -13,9 +13,10 @@ files hold one column per random split, each entry a 1-based row index into the 
 blocks of rows as :class:`MultiLabelData` (CSR), so memory is bounded by the block, never the file.
 :func:`read_xmc_text` stacks the blocks; :class:`XMCTextWriter` writes rows as they come.
 """
+
 import gzip
 import lzma
-from typing import Iterator, Tuple
+from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 
-def _parse_header(line: str, path) -> Tuple[int, int, int]:
+def _parse_header(line: str, path) -> tuple[int, int, int]:
     parts = line.split()
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
         raise DataFormatError(
@@ -43,7 +44,7 @@ def _parse_header(line: str, path) -> Tuple[int, int, int]:
     return int(parts[0]), int(parts[1]), int(parts[2])
 
 
-def read_xmc_header(path: PathLike) -> Tuple[int, int, int]:
+def read_xmc_header(path: PathLike) -> tuple[int, int, int]:
     """``(N, D, K)`` from the first line of an XMC text file (reads one line only)."""
     path = as_existing_file(path, "path")
     with open_text(path) as handle:
@@ -111,8 +112,13 @@ class _Block:
         feature_counts = np.fromiter((len(a) for a in self.indices), dtype=np.int64, count=n)
         rows = np.arange(n, dtype=np.int64)
         concat = lambda parts, empty: np.concatenate(parts) if parts else empty  # noqa: E731
-        X = features_csr(np.repeat(rows, feature_counts), concat(self.indices, _EMPTY_INT),
-                         concat(self.values, _EMPTY_FLOAT), (n, num_features), dtype)
+        X = features_csr(
+            np.repeat(rows, feature_counts),
+            concat(self.indices, _EMPTY_INT),
+            concat(self.values, _EMPTY_FLOAT),
+            (n, num_features),
+            dtype,
+        )
         Y = labels_csr(np.repeat(rows, label_counts), concat(self.labels, _EMPTY_INT), (n, num_labels), dtype)
         return MultiLabelData(X, Y)
 
@@ -170,7 +176,9 @@ def read_xmc_text(path: PathLike, dtype=np.float64) -> MultiLabelData:
     blocks = list(iter_xmc_chunks(path, chunk_rows=50_000, dtype=dtype))
     if len(blocks) == 1:
         return blocks[0]
-    return MultiLabelData(sp.vstack([b.X for b in blocks], format="csr"), sp.vstack([b.Y for b in blocks], format="csr"))
+    return MultiLabelData(
+        sp.vstack([b.X for b in blocks], format="csr"), sp.vstack([b.Y for b in blocks], format="csr")
+    )
 
 
 def _opener(path: PathLike):
@@ -187,8 +195,7 @@ class XMCTextWriter:
     The header ``N D K`` is written first; closing checks that exactly N rows were written.
     """
 
-    def __init__(self, path: PathLike, num_data: int, num_features: int, num_labels: int,
-                 value_format: str = "{:g}"):
+    def __init__(self, path: PathLike, num_data: int, num_features: int, num_labels: int, value_format: str = "{:g}"):
         self.path, self.value_format = path, value_format
         self.shape = (int(num_data), int(num_features), int(num_labels))
         self.rows = 0
@@ -200,7 +207,9 @@ class XMCTextWriter:
         if X.shape[0] != Y.shape[0]:
             raise ValueError(f"X and Y must have the same number of rows, got {X.shape[0]} and {Y.shape[0]}")
         if X.shape[1] != self.shape[1] or Y.shape[1] != self.shape[2]:
-            raise ValueError(f"blocks must have D={self.shape[1]} and K={self.shape[2]} columns, got {X.shape[1]}, {Y.shape[1]}")
+            raise ValueError(
+                f"blocks must have D={self.shape[1]} and K={self.shape[2]} columns, got {X.shape[1]}, {Y.shape[1]}"
+            )
         if self.rows + X.shape[0] > self.shape[0]:
             raise ValueError(f"more than the header's N={self.shape[0]} rows written")
         fmt, lines = self.value_format, []
@@ -257,7 +266,9 @@ def read_xmc_split(path: PathLike, one_based: bool = True) -> np.ndarray:
             try:
                 rows.append([int(token) for token in line.split()])
             except ValueError:
-                raise DataFormatError(f"{path}: line {number}: split files hold integers only, got {line.strip()[:80]!r}") from None
+                raise DataFormatError(
+                    f"{path}: line {number}: split files hold integers only, got {line.strip()[:80]!r}"
+                ) from None
             if len(rows[-1]) != len(rows[0]):
                 raise DataFormatError(
                     f"{path}: line {number} has {len(rows[-1])} columns but line 1 has {len(rows[0])} (one column per split)"
@@ -276,7 +287,7 @@ def read_xmc_split(path: PathLike, one_based: bool = True) -> np.ndarray:
 
 def load_xmc_split(
     data_path: PathLike, train_split_path: PathLike, test_split_path: PathLike, split: int = 0, dtype=np.float64
-) -> Tuple[MultiLabelData, MultiLabelData]:
+) -> tuple[MultiLabelData, MultiLabelData]:
     """Read a single-file XMC dataset (e.g. ``Bibtex_data.txt``) and cut it by its split files.
 
     :param split: which column (0-based) of the split files to use.
@@ -295,4 +306,3 @@ def load_xmc_split(
             )
         parts.append(select_rows(data, column))
     return parts[0], parts[1]
-

@@ -1,5 +1,6 @@
 """The multi-label container shared by the XMC text and Mulan readers, and its CSR helpers."""
-from typing import List, NamedTuple, Optional, Tuple
+
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,8 +13,8 @@ class MultiLabelData(NamedTuple):
 
     X: sp.csr_matrix
     Y: sp.csr_matrix
-    feature_names: Optional[List[str]] = None
-    label_names: Optional[List[str]] = None
+    feature_names: list[str] | None = None
+    label_names: list[str] | None = None
 
     @property
     def num_data(self) -> int:
@@ -28,7 +29,7 @@ class MultiLabelData(NamedTuple):
         return self.Y.shape[1]
 
 
-def labels_csr(rows: np.ndarray, cols: np.ndarray, shape: Tuple[int, int], dtype) -> sp.csr_matrix:
+def labels_csr(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int], dtype) -> sp.csr_matrix:
     """0/1 CSR labels from (row, column) pairs; a label listed twice is still one label."""
     Y = sp.csr_matrix((np.ones(len(rows), dtype=dtype), (rows, cols)), shape=shape)
     Y.sum_duplicates()
@@ -49,5 +50,7 @@ def select_rows(data: MultiLabelData, rows: np.ndarray) -> MultiLabelData:
     if rows.ndim != 1:
         raise ValueError(f"rows must be a 1-D index array, got shape {rows.shape}")
     if rows.size and (rows.min() < 0 or rows.max() >= data.num_data):
-        raise ValueError(f"row index {rows.max() if rows.max() >= data.num_data else rows.min()} out of range for N={data.num_data}")
+        raise ValueError(
+            f"row index {rows.max() if rows.max() >= data.num_data else rows.min()} out of range for N={data.num_data}"
+        )
     return MultiLabelData(data.X[rows], data.Y[rows], data.feature_names, data.label_names)
