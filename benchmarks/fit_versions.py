@@ -73,7 +73,8 @@ def svgp_digits(seed: int = 0):
 
 def mlgpf_bibtex(data_dir: str, seed: int = 0):
     from gpflow_ext.data import load_bibtex
-    from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
+    from gpflow_ext.recipes.mlgpf import build_mlgpf
+    from gpflow_ext.recipes.mlgpf_config import paper_config
 
     train, _ = load_bibtex(data_dir, download=False)
 

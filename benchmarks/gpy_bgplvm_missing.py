@@ -93,7 +93,7 @@ def gpy_peer(train, target, *, latent_dim, num_inducing, max_iters, seed, timeou
     import scipy.sparse as sp
 
     from gpflow_ext.config import PEERS_HINT, peers_python
-    from gpflow_ext.recipes.movielens import RATING_RANGE, dense_with_nan, rmse
+    from gpflow_ext.recipes.movielens_data import RATING_RANGE, dense_with_nan, rmse
 
     python = peers_python()
     if python is None:

@@ -38,7 +38,8 @@ def main(argv=None):
     import tensorflow as tf
 
     from gpflow_ext.conditionals.preconditioned import _kl_and_marginals_dense
-    from gpflow_ext.recipes.mlgpf import build_mlgpf, label_gps_config
+    from gpflow_ext.recipes.mlgpf import build_mlgpf
+    from gpflow_ext.recipes.mlgpf_config import label_gps_config
     from gpflow_ext.utilities import to_input_tensor
 
     X, Y, name = _problem(args.data_dir)

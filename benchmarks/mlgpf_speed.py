@@ -89,7 +89,8 @@ def main(argv=None):
     import gpflow
     import tensorflow as tf
 
-    from gpflow_ext.recipes.mlgpf import DATASET_SETTINGS, build_mlgpf, load_xmc, paper_config
+    from gpflow_ext.recipes.mlgpf import build_mlgpf, load_xmc
+    from gpflow_ext.recipes.mlgpf_config import DATASET_SETTINGS, paper_config
     from gpflow_ext.utilities import to_input_tensor
 
     settings = DATASET_SETTINGS["bibtex"]

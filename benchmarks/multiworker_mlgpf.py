@@ -27,7 +27,8 @@ def main() -> None:
     import time
 
     from gpflow_ext.data import load_bibtex
-    from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
+    from gpflow_ext.recipes.mlgpf import build_mlgpf
+    from gpflow_ext.recipes.mlgpf_config import paper_config
     from gpflow_ext.training import Callback, fit, is_chief
 
     class CpuSeconds(Callback):

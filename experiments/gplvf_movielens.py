@@ -83,8 +83,6 @@ from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.latents import BASE_COVARIANCE_NAMES
 from gpflow_ext.recipes.gplvf import KERNEL_NAMES, KL_X_CHOICES, GPLVFTraining
 from gpflow_ext.recipes.movielens import (
-    SMALL_ITEMS,
-    SMALL_USERS,
     ProtocolA,
     ProtocolB,
     ProtocolC,
@@ -92,8 +90,8 @@ from gpflow_ext.recipes.movielens import (
     run_protocol_a,
     run_protocol_b,
     run_protocol_c,
-    small_slice,
 )
+from gpflow_ext.recipes.movielens_data import SMALL_ITEMS, SMALL_USERS, small_slice
 from gpflow_ext.training import LEARNING_RATE_DECAYS
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import base_parser, print_table
-from gpflow_ext.recipes.mlgpf import METHODS, RECIPES
+from gpflow_ext.recipes.mlgpf_config import METHODS, RECIPES
 from gpflow_ext.recipes.mlgpf_data import load_training_file
 from gpflow_ext.recipes.mlgpf_select import kfold_splits, parse_candidate, parse_grid, select, validation_splits
 from gpflow_ext.results import write_results

@@ -7,7 +7,7 @@
 ``NAME-test.arff`` + ``NAME.xml`` (Mulan), or the Extreme Classification Repository text files
 (``NAME_train.txt``/``NAME_test.txt``, ``train.txt``/``test.txt``, or ``NAME_data.txt`` with its split
 files); see ``gpflow_ext.recipes.mlgpf.load_xmc``. ``--recipe`` picks the settings
-(``gpflow_ext.recipes.mlgpf.RECIPES``; ``paper``: the paper's per dataset and method, Section 4:
+(``gpflow_ext.recipes.mlgpf_config.RECIPES``; ``paper``: the paper's per dataset and method, Section 4:
 P, M, R, batch size, epochs); explicit flags override them. Prints P@1/3/5 beside the paper's numbers
 and writes results JSON (P@k, nDCG@k, seconds per epoch, final bound; with ``--save-rows`` the top 5 label
 ids of every test row, for ``experiments.xmc_paired``); TensorBoard gets the bound per
@@ -18,7 +18,8 @@ from typing import Any
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import base_parser, print_table, write_results
 from experiments.paper_values import MLGPF as PAPER
-from gpflow_ext.recipes.mlgpf import DATASET_SETTINGS, METHODS, RECIPES, load_xmc, run_mlgpf
+from gpflow_ext.recipes.mlgpf import load_xmc, run_mlgpf
+from gpflow_ext.recipes.mlgpf_config import DATASET_SETTINGS, METHODS, RECIPES
 
 #: ``--smoke``: rows kept per split and the settings used unless given on the command line
 SMOKE: dict[str, int] = dict(max_rows=400, epochs=2, num_latent_gps=4, num_inducing=20, rank=30, batch_size=200,
@@ -60,7 +61,7 @@ def main(argv=None) -> dict[str, Any]:
                              f"{', '.join(sorted(DATASET_SETTINGS))}, other names get Bibtex's")
     parser.add_argument("--method", default="s-linear", choices=METHODS)
     parser.add_argument("--recipe", default="paper", choices=sorted(RECIPES),
-                        help="named settings (gpflow_ext.recipes.mlgpf.RECIPES); paper: the paper's per --method")
+                        help="named settings (gpflow_ext.recipes.mlgpf_config.RECIPES); paper: the paper's per --method")
     parser.add_argument("--learning-rate", type=float, default=None, help="Adam's step (default: the recipe's)")
     parser.add_argument("--num-negative-samples", type=int, default=None,
                         help="negative labels sampled per instance (default: the recipe's; paper: all labels)")

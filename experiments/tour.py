@@ -125,10 +125,11 @@ def svgp_digits(
 
 def mlgpf_multilabel(quick: bool = True, *, logdir: Path | None = None, seed: int = 0,
                      epochs: int | None = None, progress: bool = True) -> dict[str, Any]:
-    """MLGPF (s-LINEAR, :func:`gpflow_ext.recipes.mlgpf.tour_config`) on a generated sparse multi-label problem
+    """MLGPF (s-LINEAR, :func:`gpflow_ext.recipes.mlgpf_config.tour_config`) on a generated sparse multi-label problem
     (:func:`gpflow_ext.recipes.mlgpf.synthetic_multilabel`: 2 000 / 500 bag-of-words rows, K = 50, no download),
     20 negative labels sampled per row (eq. 23); prints and returns the test P@1/3/5 (%)."""
-    from gpflow_ext.recipes.mlgpf import run_mlgpf, synthetic_multilabel, tour_config
+    from gpflow_ext.recipes.mlgpf import run_mlgpf, synthetic_multilabel
+    from gpflow_ext.recipes.mlgpf_config import tour_config
 
     train, test = synthetic_multilabel()
     result = run_mlgpf(tour_config(quick, epochs=epochs, seed=seed), train, test, logdir=logdir, progress=progress)

@@ -38,7 +38,8 @@ import numpy as np
 import gpflow_ext
 from gpflow_ext.data import load_multilabel
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
-from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
+from gpflow_ext.recipes.mlgpf import build_mlgpf
+from gpflow_ext.recipes.mlgpf_config import paper_config
 from gpflow_ext.training import fit
 
 QUICK = os.environ.get("GPFLOW_EXT_QUICK", "0") not in ("", "0")

@@ -6,7 +6,7 @@ import pytest
 
 
 def test_validation_split_never_touches_test_users():
-    from gpflow_ext.recipes.movielens import split_users
+    from gpflow_ext.recipes.movielens_data import split_users
 
     train, test, _ = split_users(943, 100, seed=3)
     v_train, v_heldout, _ = split_users(943, 100, seed=3, num_validation_users=100)
@@ -247,7 +247,7 @@ def test_plain_monte_carlo_choice_builds_the_old_estimator_for_flows_only():
 def test_bias_baseline_and_centring_are_the_regularised_least_squares_fit():
     import scipy.sparse as sp
 
-    from gpflow_ext.recipes.movielens import bias_baseline, centre, fit_biases, row_biases, subtract_biases
+    from gpflow_ext.recipes.movielens_data import bias_baseline, centre, fit_biases, row_biases, subtract_biases
 
     rng = np.random.default_rng(12)
     dense = np.where(rng.random((15, 9)) < 0.5, rng.integers(1, 6, (15, 9)).astype(float), 0.0)
@@ -272,7 +272,8 @@ def test_protocol_a_runs_on_a_small_slice(data_dir, dataset_path, tmp_path):
     from gpflow_ext.data import load_movielens
     from gpflow_ext.data.movielens import ratings_matrix
     from gpflow_ext.recipes.gplvf import GPLVFTraining
-    from gpflow_ext.recipes.movielens import ProtocolA, run_protocol_a, small_slice
+    from gpflow_ext.recipes.movielens import ProtocolA, run_protocol_a
+    from gpflow_ext.recipes.movielens_data import small_slice
 
     ratings = small_slice(ratings_matrix(load_movielens(data_dir, split=None, download=False).ratings))
     training = GPLVFTraining(latent_dim=2, num_inducing=5, epochs=2)

@@ -10,7 +10,8 @@ import tensorflow as tf
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 from gpflow_ext.metrics import ranking_metrics
 from gpflow_ext.models import MLGPF
-from gpflow_ext.recipes.mlgpf import METHODS, build_mlgpf, paper_config, parse_method
+from gpflow_ext.recipes.mlgpf import build_mlgpf
+from gpflow_ext.recipes.mlgpf_config import METHODS, paper_config, parse_method
 from gpflow_ext.utilities import to_input_tensor
 from gpflow_ext.validation import check_multilabel_data
 

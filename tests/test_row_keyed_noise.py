@@ -8,7 +8,8 @@ import tensorflow as tf
 from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.models import GPLVF
 from gpflow_ext.randomness import minibatch_noise, row_normal
-from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
+from gpflow_ext.recipes.mlgpf import build_mlgpf
+from gpflow_ext.recipes.mlgpf_config import paper_config
 from gpflow_ext.utilities import to_input_tensor
 
 

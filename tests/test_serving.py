@@ -25,7 +25,8 @@ from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 from gpflow_ext.models import GPLVF, SVDKL, PreconditionedSVGP
 from gpflow_ext.recipes.gplvf import build_encoder, infer_latent
-from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
+from gpflow_ext.recipes.mlgpf import build_mlgpf
+from gpflow_ext.recipes.mlgpf_config import paper_config
 from gpflow_ext.serving import export, serving_functions, serving_module
 from gpflow_ext.training import fit
 from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid

@@ -1,7 +1,7 @@
 """Choosing MLGPF settings on the training file alone: K-fold cross-validation or a validation split.
 
 * :func:`parse_grid` / :func:`parse_candidate`: ``"kernel_variance=8,12,16"`` and ``"recipe=tfidf,epochs=50"``
-  into candidate overrides (any :class:`~gpflow_ext.recipes.mlgpf.MLGPFConfig` field, or ``recipe``).
+  into candidate overrides (any :class:`~gpflow_ext.recipes.mlgpf_config.MLGPFConfig` field, or ``recipe``).
 * :func:`kfold_splits` (scikit-learn ``KFold(shuffle=True, random_state=seed)``) and :func:`validation_splits`
   (one shuffled split): row indices of the training file only.
 * :func:`select` trains every candidate on every split's fit rows, scores P@1/3/5 on its held-out rows and
@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .mlgpf import RECIPES, MLGPFConfig, run_mlgpf
+from .mlgpf import run_mlgpf
+from .mlgpf_config import RECIPES, MLGPFConfig
 
 __all__ = [
     "ALIASES",

@@ -17,14 +17,21 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from .callbacks import Callback, Checkpointing, FunctionCallback, ProgressBar, RunState, TensorBoard
-from .checkpoints import RunCheckpoints, check_folder
+from .callbacks import Callback, FunctionCallback, ProgressBar, RunState, TensorBoard
+from .checkpoints import RunCheckpoints
 from .data import ArrayInput, HeldData
 from .diagnosis import first_nonfinite_operation, nonfinite_culprits
 from .distribute import DistributedStep, check_strategy, is_chief, split_rows
 from .errors import NonFiniteObjectiveError, TrainingStepError
 from .history import History
-from .prepare import check_arguments, resolve_variables, run_fingerprint, training_dtype, training_input
+from .prepare import (
+    check_arguments,
+    resolve_checkpointing,
+    resolve_variables,
+    run_fingerprint,
+    training_dtype,
+    training_input,
+)
 from .step import NOISE_SPEC, make_step, objective, uses_stateful_random_ops
 from .updates import as_update
 
@@ -113,30 +120,7 @@ def fit(
         model, epochs, batch_size, seed, optimizer, learning_rate, callbacks, strategy
     )
     epochs = ints["epochs"]
-    savers = [c for c in callbacks if isinstance(c, Checkpointing)]
-    callbacks = tuple(c for c in callbacks if not isinstance(c, Checkpointing))
-    if len(savers) > 1:
-        raise ValueError(f"callbacks hold {len(savers)} Checkpointing callbacks; a run has one checkpoint folder")
-    if savers and checkpoint_dir is not None:
-        raise ValueError(
-            "pass checkpoint_dir= or a Checkpointing callback, not both "
-            "(checkpoint_dir=D is short for callbacks=[Checkpointing(D)])"
-        )
-    if logdir is not None:
-        check_folder(logdir, "logdir")
-    saver = (
-        savers[0]
-        if savers
-        else (
-            Checkpointing(checkpoint_dir)
-            if checkpoint_dir is not None
-            else Checkpointing(Path(logdir) / "checkpoints")
-            if logdir is not None
-            else None
-        )
-    )
-    if saver is not None:  # the folder may have been replaced by a file since the callback was made
-        check_folder(saver.directory, "checkpoint_dir")
+    saver, callbacks = resolve_checkpointing(callbacks, checkpoint_dir, logdir)
     variables = resolve_variables(model, variables)
     dtype = training_dtype(model, variables, check=False)
     training = training_input(model, data, ints["batch_size"], dtype, seed, shuffle, strategy)

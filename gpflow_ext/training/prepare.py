@@ -4,6 +4,7 @@ variables to train, and the run fingerprint stored with every checkpoint."""
 
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import gpflow
@@ -12,8 +13,8 @@ import tensorflow as tf
 from gpflow.keras import tf_keras
 
 from ..validation import check_model, check_positive_int, check_positive_number, check_training_data
-from .callbacks import Callback
-from .checkpoints import data_fingerprint
+from .callbacks import Callback, Checkpointing
+from .checkpoints import check_folder, data_fingerprint
 from .data import ArrayData, ArrayInput, DatasetInput, HeldData
 from .diagnosis import variable_names
 
@@ -153,3 +154,29 @@ def run_fingerprint(model, variables, training, seed, dtype, update) -> dict:
         "dtype": dtype.name,
         "optimizer": update.config(),
     }
+
+
+def resolve_checkpointing(
+    callbacks: Sequence[Any], checkpoint_dir: str | Path | None, logdir: str | Path | None
+) -> tuple[Checkpointing | None, tuple]:
+    """The run's one :class:`Checkpointing` (from ``callbacks``, else ``checkpoint_dir``, else
+    ``logdir/checkpoints``, else none) and the other callbacks; folders are checked before training."""
+    savers = [c for c in callbacks if isinstance(c, Checkpointing)]
+    callbacks = tuple(c for c in callbacks if not isinstance(c, Checkpointing))
+    if len(savers) > 1:
+        raise ValueError(f"callbacks hold {len(savers)} Checkpointing callbacks; a run has one checkpoint folder")
+    if savers and checkpoint_dir is not None:
+        raise ValueError(
+            "pass checkpoint_dir= or a Checkpointing callback, not both "
+            "(checkpoint_dir=D is short for callbacks=[Checkpointing(D)])"
+        )
+    if logdir is not None:
+        check_folder(logdir, "logdir")
+    saver = savers[0] if savers else None
+    if saver is None and checkpoint_dir is not None:
+        saver = Checkpointing(checkpoint_dir)
+    elif saver is None and logdir is not None:
+        saver = Checkpointing(Path(logdir) / "checkpoints")
+    if saver is not None:  # the folder may have been replaced by a file since the callback was made
+        check_folder(saver.directory, "checkpoint_dir")
+    return saver, callbacks

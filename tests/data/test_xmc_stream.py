@@ -135,7 +135,8 @@ def test_streamed_writer_round_trip_and_row_count(tmp_path, rng):
 def test_fit_on_the_stream_equals_fit_on_the_arrays(tmp_path):
     import gpflow
 
-    from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config
+    from gpflow_ext.recipes.mlgpf import build_mlgpf
+    from gpflow_ext.recipes.mlgpf_config import paper_config
     from gpflow_ext.training import fit
 
     X = sp.random(90, 40, density=0.2, format="csr", random_state=0)

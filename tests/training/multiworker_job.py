@@ -26,7 +26,8 @@ import scipy.sparse as sp  # noqa: E402
 
 from gpflow_ext.bijectors import planar_flow  # noqa: E402
 from gpflow_ext.models import GPLVF  # noqa: E402
-from gpflow_ext.recipes.mlgpf import build_mlgpf, paper_config  # noqa: E402
+from gpflow_ext.recipes.mlgpf import build_mlgpf  # noqa: E402
+from gpflow_ext.recipes.mlgpf_config import paper_config  # noqa: E402
 from gpflow_ext.training import Callback, Checkpointing, fit, is_chief  # noqa: E402
 
 N = 200
