@@ -10,6 +10,7 @@ import argparse
 import copy
 import dataclasses
 import os
+import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -146,8 +147,8 @@ def as_builtin(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _flag_type(annotation: Any):
-    """``(type, is_bool)`` of a dataclass field's annotation (``Optional[X]`` is ``X``)."""
-    if typing.get_origin(annotation) is typing.Union:
+    """``(type, is_bool)`` of a dataclass field's annotation (``Optional[X]`` and ``X | None`` are ``X``)."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
     return annotation, annotation is bool
 
