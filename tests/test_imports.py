@@ -133,11 +133,12 @@ def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def folder_of(module: str, packages: set[str]) -> str:
-    """The package folder a module lives in (a package is its own folder); top-level modules stand alone."""
-    if module in packages:
-        return module
-    parent = module.rpartition(".")[0]
-    return module if parent == ROOT_NAME else parent
+    """The top-level folder of ``gpflow_ext`` a module lives in (a nested package such as
+    ``gpflow_ext.data.multilabel`` belongs to ``gpflow_ext.data``; the module check judges it inside);
+    top-level modules stand alone."""
+    parts = module.split(".")
+    folder = ".".join(parts[:2])
+    return folder if folder in packages or len(parts) > 2 else module
 
 
 def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:

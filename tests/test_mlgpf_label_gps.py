@@ -15,6 +15,7 @@ from gpflow_ext.likelihoods import MultiLabelBernoulli
 from gpflow_ext.likelihoods.multilabel import expected_log_sigmoid
 from gpflow_ext.models import MLGPF
 from gpflow_ext.recipes import mlgpf as recipe
+from gpflow_ext.recipes import mlgpf_config as configs
 
 K = 9
 
@@ -84,16 +85,16 @@ def test_full_rank_model_is_bayesian_one_vs_rest_logistic_regression():
 
 
 def test_best_recipe_is_label_gps_and_builds_that_model():
-    assert recipe.RECIPES["best"] is recipe.label_gps_config is recipe.RECIPES["label-gps"]
-    config = recipe.RECIPES["best"]("s-linear", "bibtex")
+    assert configs.RECIPES["best"] is configs.label_gps_config is configs.RECIPES["label-gps"]
+    config = configs.RECIPES["best"]("s-linear", "bibtex")
     assert config.basis_inducing and config.independent_labels and config.kernel_variance == 12.0
     assert config.rank == 2000 and config.learning_rate_decay == "cosine" and config.float32
     assert isinstance(config.input_transform, TfidfRows)
-    assert recipe.RECIPES["best"]("s-linear", "bibtex", epochs=3, rank=50).rank == 50  # explicit flags win
+    assert configs.RECIPES["best"]("s-linear", "bibtex", epochs=3, rank=50).rank == 50  # explicit flags win
     # 100 epochs, or the paper's where it trains fewer (the large corpora); unknown names get 100
-    assert [recipe.RECIPES["best"]("s-linear", name).epochs for name in ("bibtex", "rcv1", "amazoncat", "other")] == [
+    assert [configs.RECIPES["best"]("s-linear", name).epochs for name in ("bibtex", "rcv1", "amazoncat", "other")] == [
         100, 20, 15, 100]
-    assert recipe.RECIPES["best"]("s-linear", "amazoncat", epochs=40).epochs == 40
+    assert configs.RECIPES["best"]("s-linear", "amazoncat", epochs=40).epochs == 40
     X, Y = _problem(rows=50, cols=30)
     model = recipe.build_mlgpf(config, TfidfRows().fit(X)(X), Y)
     assert isinstance(model.inducing_variable, BasisInducingPoints) and model.inducing_variable.num_inducing == 30
@@ -104,7 +105,7 @@ def test_best_recipe_is_label_gps_and_builds_that_model():
 def test_label_gps_one_epoch_on_bibtex_rows(dataset_path, data_dir, baselines):
     dataset_path("bibtex", "bibtex-train.arff.gz")
     (X, Y), (Xt, Yt) = recipe.load_xmc("bibtex", data_dir, max_rows=300)
-    config = recipe.RECIPES["best"]("s-linear", "bibtex", epochs=1, batch_size=100)
+    config = configs.RECIPES["best"]("s-linear", "bibtex", epochs=1, batch_size=100)
     result = recipe.run_mlgpf(config, (X, Y), (Xt, Yt), progress=False)
     assert result["epochs_trained"] == 1 and result["config"]["independent_labels"]
     assert result["settings"]["num_latent_gps"] == Y.shape[1]  # as built: P = K, M = R = min(2000, N, D)
@@ -118,11 +119,11 @@ def test_label_gps_one_epoch_on_bibtex_rows(dataset_path, data_dir, baselines):
 
 def test_bad_settings_raise():
     with pytest.raises(ValueError, match="s-linear"):
-        recipe.label_gps_config("s-se")
+        configs.label_gps_config("s-se")
     with pytest.raises(ValueError, match="basis_inducing"):
-        recipe.paper_config("linear", basis_inducing=True)
+        configs.paper_config("linear", basis_inducing=True)
     with pytest.raises(ValueError, match="kernel_variance"):
-        recipe.paper_config("s-linear", kernel_variance=-1.0)
+        configs.paper_config("s-linear", kernel_variance=-1.0)
     with pytest.raises(ValueError, match="num_latent_gps must equal num_labels"):
         MultiLabelBernoulli(num_labels=5, num_latent_gps=3, independent_labels=True)
     with pytest.raises(ValueError, match="loadings must be None"):

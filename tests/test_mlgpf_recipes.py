@@ -14,6 +14,7 @@ import gpflow_ext
 from gpflow_ext.conditionals.multilabel import gathered_utility_moments, utility_moments
 from gpflow_ext.models import PreconditionedSVGP
 from gpflow_ext.recipes import mlgpf as recipe
+from gpflow_ext.recipes import mlgpf_config as configs
 from gpflow_ext.utilities import to_input_tensor
 
 PACKAGE = Path(gpflow_ext.__file__).resolve().parent
@@ -28,7 +29,7 @@ def _data(rows=40, cols=30, labels=15):
 
 def _small_model(method="s-linear", **overrides):
     X, Y = _data()
-    config = recipe.paper_config(method, num_inducing=6, num_latent_gps=3, rank=8, **overrides)
+    config = configs.paper_config(method, num_inducing=6, num_latent_gps=3, rank=8, **overrides)
     return recipe.build_mlgpf(config, X, Y), X, Y
 
 
@@ -93,31 +94,31 @@ def test_mlgpf_models_never_import_recipes_or_training():
 
 
 def test_paper_configs_and_recipe_registry():
-    for method in recipe.METHODS:
-        config = recipe.paper_config(method, "eurlex")
+    for method in configs.METHODS:
+        config = configs.paper_config(method, "eurlex")
         assert config.method == method
         assert (config.num_latent_gps, config.rank, config.batch_size) == (40, 2500, 800)
-        assert (config.subspace, config.train_inducing, config.kernel) == recipe.parse_method(method)
-    assert recipe.paper_config("s-linear", "bibtex", epochs=3, rank=None).epochs == 3  # None: keep the paper's
-    assert recipe.paper_config("s-linear", "bibtex", rank=None).rank == 1000
-    assert recipe.RECIPES["paper"] is recipe.paper_config
+        assert (config.subspace, config.train_inducing, config.kernel) == configs.parse_method(method)
+    assert configs.paper_config("s-linear", "bibtex", epochs=3, rank=None).epochs == 3  # None: keep the paper's
+    assert configs.paper_config("s-linear", "bibtex", rank=None).rank == 1000
+    assert configs.RECIPES["paper"] is configs.paper_config
     with pytest.raises(ValueError, match="kernel"):
-        recipe.MLGPFConfig(kernel="rbf")
+        configs.MLGPFConfig(kernel="rbf")
     with pytest.raises(ValueError, match="num_inducing"):
-        recipe.MLGPFConfig(num_inducing=0)
+        configs.MLGPFConfig(num_inducing=0)
     with pytest.raises(ValueError, match="method must be one of"):
-        recipe.paper_config("s-rbf")
+        configs.paper_config("s-rbf")
 
     def tuned(method, dataset="bibtex", **overrides):
-        return dataclasses.replace(recipe.paper_config(method, dataset, **overrides), learning_rate=0.03)
+        return dataclasses.replace(configs.paper_config(method, dataset, **overrides), learning_rate=0.03)
 
-    recipe.register_recipe("test-tuned", tuned)
+    configs.register_recipe("test-tuned", tuned)
     try:
-        assert recipe.RECIPES["test-tuned"]("se").learning_rate == 0.03
+        assert configs.RECIPES["test-tuned"]("se").learning_rate == 0.03
         with pytest.raises(ValueError, match="taken"):
-            recipe.register_recipe("paper", tuned)
+            configs.register_recipe("paper", tuned)
     finally:
-        del recipe.RECIPES["test-tuned"]
+        del configs.RECIPES["test-tuned"]
 
 
 def test_full_bound_is_the_exact_bound_on_all_rows():
@@ -140,7 +141,7 @@ def test_run_mlgpf_small(tmp_path, baselines):
         calls.append(X.shape[0])
         return X * 0.5
 
-    config = dataclasses.replace(recipe.tour_config(epochs=2), num_inducing=10, rank=10, num_latent_gps=3,
+    config = dataclasses.replace(configs.tour_config(epochs=2), num_inducing=10, rank=10, num_latent_gps=3,
                                  batch_size=80, eval_every=1, input_transform=scale)
     result = recipe.run_mlgpf(config, train, test, logdir=tmp_path / "tb", progress=False)
     assert calls == [160, 40]
@@ -178,6 +179,6 @@ def test_more_free_inducing_inputs_than_rows_is_refused_by_name(method):
     X = sp.random(12, 20, density=0.3, format="csr", random_state=0)
     Y = sp.csr_matrix(np.eye(12, 4))
     with pytest.raises(ValueError, match=rf"num_inducing=13 exceeds the 12 training rows of X: {method} places free"):
-        recipe.build_mlgpf(recipe.paper_config(method, num_inducing=13, num_latent_gps=2, rank=5), X, Y)
-    model = recipe.build_mlgpf(recipe.paper_config(method, num_inducing=12, num_latent_gps=2, rank=5), X, Y)
+        recipe.build_mlgpf(configs.paper_config(method, num_inducing=13, num_latent_gps=2, rank=5), X, Y)
+    model = recipe.build_mlgpf(configs.paper_config(method, num_inducing=12, num_latent_gps=2, rank=5), X, Y)
     assert model.inducing_variable.Z.shape[0] == 12

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from gpflow_ext.data.transforms import TfidfRows, l2_normalise_rows
 from gpflow_ext.recipes import mlgpf as recipe
+from gpflow_ext.recipes import mlgpf_config as configs
 
 
 def _binary(rows, cols, seed):
@@ -46,14 +47,14 @@ def test_tfidf_rows_bad_input():
 
 def test_learning_rate_decay_is_checked():
     with pytest.raises(ValueError, match="learning_rate_decay"):
-        recipe.paper_config("s-linear", learning_rate_decay="linear")
+        configs.paper_config("s-linear", learning_rate_decay="linear")
 
 
 def test_tfidf_recipe_builds_and_trains_one_epoch_on_a_small_slice(baselines):
     """On 200 training rows (the first rows of Bibtex when $GPFLOW_EXT_DATA has it, else the generated problem)
     one epoch runs and ranks at least as well as the training label frequencies (within one test row: one epoch
     at this size learns the frequencies, not yet the words)."""
-    config = recipe.RECIPES["tfidf"]("s-linear", "bibtex", epochs=1, num_inducing=20, num_latent_gps=4, rank=30,
+    config = configs.RECIPES["tfidf"]("s-linear", "bibtex", epochs=1, num_inducing=20, num_latent_gps=4, rank=30,
                                     batch_size=100, eval_every=1)
     assert config.learning_rate_decay == "cosine" and config.float32 and config.learning_rate == 0.1
     assert isinstance(config.input_transform, TfidfRows)
