@@ -5,6 +5,7 @@ likelihood's own ``variational_expectations`` (for ``gpflow.likelihoods.Gaussian
 """
 
 import gpflow
+import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 
@@ -14,6 +15,7 @@ __all__ = [
     "masked_variational_expectations",
     "masked_predict_log_density",
     "masked_gaussian_expected_log_likelihood",
+    "likelihood_and_mean_for",
 ]
 
 #: shapes of the entry-wise terms: X [..., Q] of a row broadcast over its D entries
@@ -92,3 +94,42 @@ def masked_gaussian_expected_log_likelihood(Y, mask, f_mean, f_var, noise_varian
     likelihood = gpflow.likelihoods.Gaussian(variance=noise_variance)
     X = tf.zeros(tf.concat([tf.shape(f_mean)[:-1], [0]], axis=0), dtype=f_mean.dtype)  # [..., 0]: no inputs needed
     return masked_variational_expectations(likelihood, X, Y, mask, f_mean, f_var)
+
+
+def likelihood_and_mean_for(
+    values: np.ndarray,
+    observed: np.ndarray,
+    likelihood: gpflow.likelihoods.ScalarLikelihood | None = None,
+    noise_variance: float | None = None,
+    mean_function: gpflow.mean_functions.MeanFunction | None = None,
+) -> tuple[gpflow.likelihoods.ScalarLikelihood, gpflow.mean_functions.MeanFunction]:
+    """A latent-variable model's likelihood and per-output mean function from its observed entries.
+
+    ``likelihood=None`` is ``Gaussian(noise_variance)`` (default σ² = 0.1 · the variance of the observed values)
+    with each output's mean shrunk to the global mean by 5 pseudo-observations; any other
+    ``gpflow.likelihoods.ScalarLikelihood`` (``Bernoulli``, ``Ordinal``, ``Poisson``, ...) gets a zero
+    ``Constant`` per output, learnt with the rest (its f lives on the link's scale, not the data's).
+    ``SwitchedLikelihood`` is refused: it reads a likelihood index from the data, which these models do not carry.
+    """
+    if likelihood is not None:
+        if not isinstance(likelihood, gpflow.likelihoods.ScalarLikelihood):
+            raise TypeError(
+                "likelihood must be a gpflow.likelihoods.ScalarLikelihood (e.g. Gaussian(), Bernoulli(), "
+                f"Ordinal(bin_edges)) or None, got {type(likelihood).__name__}"
+            )
+        if isinstance(likelihood, gpflow.likelihoods.SwitchedLikelihood):
+            raise TypeError("likelihood: a SwitchedLikelihood needs a likelihood index per entry, not supported here")
+        if noise_variance is not None:
+            raise ValueError("noise_variance sets the default Gaussian likelihood: pass it or likelihood=, not both")
+    output_dim = values.shape[1]
+    if mean_function is None and (likelihood is None or isinstance(likelihood, gpflow.likelihoods.Gaussian)):
+        column_sum, column_count = values.sum(0), observed.sum(0)
+        global_mean = column_sum.sum() / column_count.sum()
+        mean_function = gpflow.mean_functions.Constant((column_sum + 5.0 * global_mean) / (column_count + 5.0))
+    elif mean_function is None:
+        mean_function = gpflow.mean_functions.Constant(np.zeros(output_dim))
+    if likelihood is None:
+        if noise_variance is None:
+            noise_variance = max(0.1 * float(np.var(values[observed])), 1e-3)
+        likelihood = gpflow.likelihoods.Gaussian(variance=noise_variance)
+    return likelihood, mean_function

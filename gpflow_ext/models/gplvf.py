@@ -38,7 +38,7 @@ from ..latents import (
     draw_row_keyed_base_noise,
     pca_latents,
 )
-from ..likelihoods.masked import masked_predict_log_density
+from ..likelihoods.masked import likelihood_and_mean_for, masked_predict_log_density
 from ..validation import (
     check_latents,
     check_observations,
@@ -78,6 +78,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         kernel: gpflow.kernels.Kernel | None = None,
         mean_function: gpflow.mean_functions.MeanFunction | None = None,
         noise_variance: float | None = None,
+        likelihood: gpflow.likelihoods.ScalarLikelihood | None = None,
         num_samples: int = 1,
         whiten: bool = True,
         encoder: tf_keras.Model | None = None,
@@ -123,15 +124,9 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         if not isinstance(kernel, gpflow.kernels.Kernel):
             raise TypeError(f"kernel must be a gpflow Kernel or None, got {type(kernel)}")
         self.kernel = kernel
-        if mean_function is None:
-            column_sum, column_count = values.sum(0), observed.sum(0)
-            global_mean = column_sum.sum() / column_count.sum()
-            # column means shrunk to the global mean (5 pseudo-observations): a per-output bias
-            mean_function = gpflow.mean_functions.Constant((column_sum + 5.0 * global_mean) / (column_count + 5.0))
-        self.mean_function = mean_function
-        if noise_variance is None:
-            noise_variance = max(0.1 * float(np.var(values[observed])), 1e-3)
-        self.likelihood = gpflow.likelihoods.Gaussian(variance=noise_variance)
+        self.likelihood, self.mean_function = likelihood_and_mean_for(
+            values, observed, likelihood, noise_variance, mean_function
+        )
 
         self.q_mu = Parameter(np.zeros((num_inducing, output_dim)), name="q_mu")  # [M, D]
         q_sqrt = np.tile(np.eye(num_inducing)[None], (output_dim, 1, 1))  # [D, M, M]
@@ -326,11 +321,12 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     )
     def predict_y_marginal_given_base_noise(self, x_mean, x_var, base_noise) -> tuple[tf.Tensor, tf.Tensor]:
         """Monte Carlo moments of y* over x* = g(μ* + √s* ε) for given base draws ε [J, N*, Q]: mean [N*, D] and
-        variance [N*, D] (σ² included). The graph-friendly core of :meth:`predict_y_marginal`."""
-        f_mean, f_var = self.predict_f(self.latent_draws(x_mean, x_var, base_noise))  # [J, N*, D]
-        mean = tf.reduce_mean(f_mean, axis=0)
-        var = tf.reduce_mean(f_var + tf.square(f_mean), axis=0) - tf.square(mean) + self.likelihood.variance
-        return mean, var
+        variance [N*, D] (the likelihood's noise included; total variance over the draws of the likelihood's own
+        predictive moments). The graph-friendly core of :meth:`predict_y_marginal`."""
+        x = self.latent_draws(x_mean, x_var, base_noise)  # [J, N*, Q]
+        y_mean, y_var = self.predict_y(x)  # [J, N*, D] each
+        mean = tf.reduce_mean(y_mean, axis=0)
+        return mean, tf.reduce_mean(y_var + tf.square(y_mean), axis=0) - tf.square(mean)
 
     def _row_chunks(self, num_rows: int, num_samples: int):
         """Row ranges small enough that GPflow's conditional ([D, M, J·rows] tiles) stays ~2e7 numbers."""
