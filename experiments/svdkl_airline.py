@@ -83,7 +83,7 @@ def run_one(args, X, y, train_rows, test_rows, seed, fraction, hidden, epochs, l
     result = {"seed": seed, "fraction": fraction, "n_train": int(n_train), "n_test": int(len(test_rows)),
               "batch_size": batch_size,
               "majority_rate": majority_rate(ytr, yte), "wall_seconds": seconds, "stage_seconds": stage,
-              "models": {}}
+              "chosen_epoch": out["chosen_epoch"], "models": {}}
     for key, name in (("dnn", "DNN"), ("dnn_gp", "DNN+GP"), ("svdkl", "SV-DKL")):
         result["models"][name] = {"accuracy": out[key]["accuracy"], "nlp": out[key]["nlp"],
                                   "seconds_per_epoch": per_epoch[name], "train_seconds": totals[name]}

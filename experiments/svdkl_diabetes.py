@@ -90,7 +90,8 @@ def main(argv=None):
                                                     progress=not args.no_progress)
         per_epoch = {"DNN": timing.get("network"), "DNN+GP": timing.get("gp"), "SV-DKL": timing.get("joint")}
         fold = {"fold": k, "n_train": int(len(tr)), "n_test": int(len(te)), "majority_rate": majority_rate(ytr, yte),
-                "wall_seconds": seconds, "stage_seconds": stage_seconds(out), "models": {}}
+                "wall_seconds": seconds, "stage_seconds": stage_seconds(out),
+                "chosen_epoch": out["chosen_epoch"], "models": {}}
         for key, name in (("dnn", "DNN"), ("dnn_gp", "DNN+GP"), ("svdkl", "SV-DKL")):
             fold["models"][name] = {"accuracy": out[key]["accuracy"], "nlp": out[key]["nlp"],
                                     "seconds_per_epoch": per_epoch[name]}

@@ -1,11 +1,34 @@
 """Generated parts of docs/svdkl/budgets.md: DNN / DNN+GP / SV-DKL over datasets x epoch budgets x seeds
-(``experiments.svdkl_budgets``)."""
+(``experiments.svdkl_budgets``, and the airline and Diabetes scripts' runs at one budget each)."""
 
 from experiments.report import fmt, generator, load, markdown_table
 
 #: the result files of experiments.svdkl_budgets, in the order their rows are shown
 BUDGET_FILES = ("docs/svdkl/results/budgets-images.json", "docs/svdkl/results/budgets-tabular.json",
                 "docs/svdkl/results/budgets-tabular-seeds-1-2.json")
+#: result files of experiments.svdkl_airline and experiments.svdkl_diabetes run at one budget (``--epochs E``)
+SCRIPT_FILES = ("docs/svdkl/results/budgets-airline-e2.json", "docs/svdkl/results/budgets-airline-e6.json",
+                "docs/svdkl/results/budgets-diabetes-readmitted_30d-e2.json",
+                "docs/svdkl/results/budgets-diabetes-readmitted-e2.json")
+_MODEL_KEYS = {"DNN": "dnn", "DNN+GP": "dnn_gp", "SV-DKL": "svdkl"}
+
+
+def script_cells(result: dict) -> list[dict]:
+    """The budget-table cells of one airline or Diabetes result file: one per seed (airline, all training rows)
+    or per fold (Diabetes), the budget being the network epochs E."""
+    budget = result["settings"]["epochs"]["network_epochs"] if "epochs" in result["settings"] else \
+        result["settings"]["network_epochs"]
+    if "folds" in result:
+        dataset, runs = f"diabetes ({result['target']})", result["folds"]
+    else:
+        dataset, runs = "airline", [r for r in result["runs"] if r["fraction"] == 1.0]
+    cells = []
+    for run in runs:
+        cell = {"dataset": dataset, "budget": budget, "chosen_epoch": run.get("chosen_epoch")}
+        for name, key in _MODEL_KEYS.items():
+            cell[key] = {"accuracy": run["models"][name]["accuracy"], "nlp": run["models"][name]["nlp"]}
+        cells.append(cell)
+    return cells
 
 
 def _cells() -> list[dict]:
@@ -15,6 +38,9 @@ def _cells() -> list[dict]:
     for path in BUDGET_FILES:
         if (REPO / path).is_file():
             cells += load(path)["cells"]
+    for path in SCRIPT_FILES:
+        if (REPO / path).is_file():
+            cells += script_cells(load(path))
     return cells
 
 
@@ -40,12 +66,13 @@ def budgets_table() -> str:
             worst_accuracy = min(c[key]["accuracy"] - c["dnn"]["accuracy"] for c in cells)
             worst_nlp = max(c[key]["nlp"] - c["dnn"]["nlp"] for c in cells)
             row.append(f"{worst_accuracy:+.4f} / {worst_nlp:+.4f}")
-        row.append(", ".join("{network}/{gp}/{joint}".format(**c["chosen_epoch"]) for c in cells))
+        row.append(", ".join("{network}/{gp}/{joint}".format(**c["chosen_epoch"]) if c["chosen_epoch"] else "not recorded"
+                             for c in cells))
         rows.append(row)
     return markdown_table(
-        ["data", "budget E", "seeds", "DNN acc / NLP", "DNN+GP acc / NLP", "SV-DKL acc / NLP",
+        ["data", "budget E", "seeds or folds", "DNN acc / NLP", "DNN+GP acc / NLP", "SV-DKL acc / NLP",
          "DNN+GP − DNN, worst seed (acc / NLP)", "SV-DKL − DNN, worst seed (acc / NLP)",
-         "epochs kept (network/GP/joint) per seed"], rows)
+         "epochs kept (network/GP/joint) per seed or fold"], rows)
 
 
 @generator("svdkl-budgets-cells")
