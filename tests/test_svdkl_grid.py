@@ -139,6 +139,24 @@ def test_bounded_scaling_maps_inside_the_grid(rng):
         layer.adapt(np.zeros((0, 3)))
 
 
+def test_bounded_scaling_saturation_bounds_the_heaviest_tail(rng):
+    """With ``saturation=a`` no feature enters the tanh beyond a; light tails keep the std-based scale."""
+    heavy = np.maximum(rng.standard_t(df=2, size=(5000, 1)), 0.0)  # ReLU-like, heavy-tailed
+    light = rng.normal(size=(5000, 1))
+    H = np.hstack([heavy, light])
+    plain, bounded = BoundedScaling(-1.0, 1.0), BoundedScaling(-1.0, 1.0)
+    plain.adapt(H)
+    bounded.adapt(H, saturation=2.0)
+    arguments = np.abs(H) * np.exp(-bounded.log_scale.numpy())  # [N, 2]: what enters the tanh
+    np.testing.assert_allclose(arguments.max(axis=0)[0], 2.0, rtol=1e-6)
+    assert arguments.max() <= 2.0 + 1e-6
+    assert np.abs(H[:, 0]).max() / np.exp(plain.log_scale.numpy()[0]) > 2.0  # the std rule saturates this tail
+    scale = np.exp(bounded.log_scale.numpy())
+    np.testing.assert_allclose(scale[1], max(2.0 * H[:, 1].std(), np.abs(H[:, 1]).max() / 2.0) + 1e-6, rtol=1e-9)
+    with pytest.raises(ValueError, match="saturation"):
+        bounded.adapt(H, saturation=0.0)
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [

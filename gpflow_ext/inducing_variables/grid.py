@@ -250,12 +250,21 @@ class BoundedScaling(tf_keras.layers.Layer):
         half = 0.5 * (self.upper - self.lower) * (1.0 - self.margin)
         return centre + half * tf.tanh(x * tf.exp(-self.log_scale))
 
-    def adapt(self, features: np.ndarray, quantile_scale: float = 2.0) -> None:
-        """Set the input scale to ``quantile_scale`` × per-feature std of ``features`` [N, Q]."""
+    def adapt(self, features: np.ndarray, quantile_scale: float = 2.0, saturation: float | None = None) -> None:
+        """Set the input scale to ``quantile_scale`` × per-feature std of ``features`` [N, Q].
+
+        :param saturation: if given, the scale is at least ``max |x| / saturation`` per feature, so no feature of
+            ``features`` enters the tanh beyond ``saturation`` (heavy-tailed features, e.g. ReLU outputs, are then
+            not squeezed against the grid's ends, where a map of the feature would need a steep inverse tanh).
+        """
         features = np.asarray(features, dtype=np.float64)
         if features.ndim != 2 or features.shape[0] == 0:
             raise ValueError(f"features must be a non-empty [N, Q] array, got {features.shape}")
+        if saturation is not None and not (isinstance(saturation, (int, float)) and saturation > 0):
+            raise ValueError(f"saturation must be a positive number or None, got {saturation!r}")
         if not self.built:
             self.build(features.shape)
-        scale = quantile_scale * features.std(axis=0) + 1e-6
-        self.log_scale.assign(np.log(scale))
+        scale = quantile_scale * features.std(axis=0)  # [Q]
+        if saturation is not None:
+            scale = np.maximum(scale, np.abs(features).max(axis=0) / saturation)  # [Q]
+        self.log_scale.assign(np.log(scale + 1e-6))

@@ -84,12 +84,14 @@ def match_network(
     X: np.ndarray,
     *,
     num_rows: int = 10_000,
-    noise_fraction: float = 1e-3,
+    noise_fraction: float = 1e-4,
+    saturation: float = 2.0,
     seed: int = 0,
 ) -> dict[str, float]:
     """Start the GP layer where the network ends: DNN+GP then predicts (nearly) what ``network`` predicts.
 
-    On up to ``num_rows`` training rows: the bounded scaling is fitted to the network's features h, then, with one
+    On up to ``num_rows`` training rows: the bounded scaling is fitted to the network's features h (no feature
+    beyond ``tanh(saturation)``, so the identity map of a heavy-tailed feature stays smooth on the grid), then, with one
     GP per feature (the default groups), the mixing matrix A is the network's last linear map (the identity when
     its features are the class scores; the head's weights, its bias moved into the GP targets, otherwise) and
     each GP's q(u) the regression posterior of its own feature (:func:`set_posterior_of_targets`). With other
@@ -99,7 +101,7 @@ def match_network(
     rows = np.random.default_rng(seed).permutation(len(X))[: min(num_rows, len(X))]
     sample = X[rows]
     raw = _batched(model.raw_features, sample)  # [B, Q]
-    model.scaling.adapt(raw)
+    model.scaling.adapt(raw, saturation=saturation)
     H = model.scaling(tf.constant(raw))  # [B, Q]
     logits = _batched(network.logits, sample)  # [B, C]
     one_per_feature = (
