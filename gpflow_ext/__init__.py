@@ -33,10 +33,10 @@ from . import (
 )
 
 if TYPE_CHECKING:  # the modules loaded on first use, for type checkers
-    from . import data, latents, metrics, randomness, recipes, serving, training
+    from . import data, latents, metrics, randomness, recipes, scripts, serving, training
 
 #: submodules imported when first used, through the module ``__getattr__`` below (PEP 562)
-_ON_FIRST_USE = ("data", "latents", "metrics", "randomness", "recipes", "serving", "training")
+_ON_FIRST_USE = ("data", "latents", "metrics", "randomness", "recipes", "scripts", "serving", "training")
 
 __all__ = [
     "bijectors",
@@ -54,6 +54,7 @@ __all__ = [
     "randomness",
     "recipes",
     "results",
+    "scripts",
     "serving",
     "training",
     "utilities",
