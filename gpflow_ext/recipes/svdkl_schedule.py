@@ -84,7 +84,7 @@ def match_network(
     X: np.ndarray,
     *,
     num_rows: int = 10_000,
-    noise_fraction: float = 1e-4,
+    noise_fraction: float = 1e-6,
     saturation: float = 2.0,
     seed: int = 0,
 ) -> dict[str, float]:
