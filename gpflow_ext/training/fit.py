@@ -57,6 +57,7 @@ def fit(
     shuffle: bool = True,
     progress: bool = True,
     exact_random_resume: bool = True,
+    jit_compile: bool = False,
 ) -> History:
     """Train ``model`` by minimising ``model.training_loss`` and return its :class:`History`.
 
@@ -116,6 +117,8 @@ def fit(
         applied, the error names the culprit, and the last checkpoint is left as it was.
     :raises TrainingStepError: when the model fails on a minibatch (cause first, then epoch and step).
     """
+    if not isinstance(jit_compile, (bool, np.bool_)):
+        raise TypeError(f"jit_compile must be a bool, got {type(jit_compile).__name__} ({jit_compile!r})")
     ints, seed, callbacks = check_arguments(
         model, epochs, batch_size, seed, optimizer, learning_rate, callbacks, strategy
     )
@@ -213,6 +216,7 @@ def fit(
         seed,
         compile,
         exact_random_resume,
+        bool(jit_compile),
     )
     return history
 
@@ -231,15 +235,16 @@ def _train(
     seed,
     compile,
     exact_random_resume,
+    jit_compile=False,
 ) -> None:
     """The loop over epochs and steps (``fit`` has checked and prepared everything)."""
 
-    def compiled(function, signature=None):
+    def compiled(function, signature=None, jit=False):
         if not compile:
             return function
         if signature is not None:  # batch dimension None: one tracing for full and short batches
-            return tf.function(function, input_signature=signature)
-        return tf.function(function, reduce_retracing=True)
+            return tf.function(function, input_signature=signature, jit_compile=jit)
+        return tf.function(function, reduce_retracing=True, jit_compile=jit)
 
     internal = isinstance(training, HeldData)
     keyed = isinstance(training, ArrayInput)  # row indices known: per-row noise keyed by (seed, step, row)
@@ -253,7 +258,7 @@ def _train(
             strategy, model, stages[0], None if internal else training.data.gather, dtype, internal
         )
         step_function, apply = distributed.compute, compiled(distributed.apply)
-    compute = compiled(step_function, signature)
+    compute = compiled(step_function, signature, jit_compile)
 
     def step_arguments(global_input, step: int) -> tuple:
         """The compiled step's arguments (and the global batch, for diagnosis)."""
@@ -280,7 +285,7 @@ def _train(
             if retrace_each_epoch and epoch > first_epoch:
                 # stateful random ops bake their seeds in at tracing: a fresh trace per epoch makes
                 # epoch e's random numbers depend on (seed, e) only, hence identical after a resume
-                compute = compiled(step_function, signature)
+                compute = compiled(step_function, signature, jit_compile)
             started = time.perf_counter()
             for global_input in training.epoch(epoch, skip=run.epoch_step):
                 arguments, global_batch = step_arguments(global_input, run.step)
