@@ -32,7 +32,7 @@ from .prepare import (
     training_dtype,
     training_input,
 )
-from .step import NOISE_SPEC, make_step, objective, uses_stateful_random_ops
+from .step import NOISE_SPEC, compile_step, make_step, objective, uses_stateful_random_ops
 from .updates import as_update
 
 __all__ = ["fit"]
@@ -240,11 +240,7 @@ def _train(
     """The loop over epochs and steps (``fit`` has checked and prepared everything)."""
 
     def compiled(function, signature=None, jit=False):
-        if not compile:
-            return function
-        if signature is not None:  # batch dimension None: one tracing for full and short batches
-            return tf.function(function, input_signature=signature, jit_compile=jit)
-        return tf.function(function, reduce_retracing=True, jit_compile=jit)
+        return compile_step(function, signature, jit) if compile else function
 
     internal = isinstance(training, HeldData)
     keyed = isinstance(training, ArrayInput)  # row indices known: per-row noise keyed by (seed, step, row)
@@ -258,6 +254,9 @@ def _train(
             strategy, model, stages[0], None if internal else training.data.gather, dtype, internal
         )
         step_function, apply = distributed.compute, compiled(distributed.apply)
+        if jit_compile:
+            warnings.warn("fit: jit_compile=True is ignored under a tf.distribute strategy", stacklevel=3)
+            jit_compile = False
     compute = compiled(step_function, signature, jit_compile)
 
     def step_arguments(global_input, step: int) -> tuple:
