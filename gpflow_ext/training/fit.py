@@ -113,6 +113,13 @@ def fit(
         checkpoints differ from those of the default). It decides which random numbers a run draws,
         so it is an argument of ``fit`` rather than of ``Checkpointing``: adding checkpoints to a run
         never changes its numbers.
+    :param jit_compile: compile the step with XLA (``tf.function(jit_compile=True)``: one fused program, no host
+        ops, as a GPU runs it), one compilation per minibatch shape. SVGP, PreconditionedSVGP, MLGPF, SVDKL and
+        GPLVF compile whole and give the steps of ``False`` to round-off (their noise: :mod:`gpflow_ext.randomness`).
+        Fallbacks: ``tf.SparseTensor`` parts of a minibatch are made dense ([B, D]) outside the compiled region
+        (sparse ops have no XLA kernels; nnz varies per batch), and MLGPF takes its fixed-shape label term
+        (O(B·K)); TF's random ops (``tf.random.normal``, ``Dropout``) compile but draw other numbers; ignored,
+        with a warning, under a ``strategy``.
     :raises NonFiniteObjectiveError: when the objective or a gradient is NaN/inf; the update is not
         applied, the error names the culprit, and the last checkpoint is left as it was.
     :raises TrainingStepError: when the model fails on a minibatch (cause first, then epoch and step).
