@@ -69,7 +69,8 @@ def build(name, seed):
         X = rng.normal(size=(N, 5))
         Y = np.sin(X[:, :1]) + 0.1 * rng.normal(size=(N, 1))
         Z = X[rng.choice(N, 50, replace=False)]
-        return gpflow.models.SVGP(gpflow.kernels.SquaredExponential(), gpflow.likelihoods.Gaussian(), Z, num_data=N), (X, Y)
+        model = gpflow.models.SVGP(gpflow.kernels.SquaredExponential(), gpflow.likelihoods.Gaussian(), Z, num_data=N)
+        return model, (X, Y)
     if name == "preconditioned-dense":
         X, _ = _multilabel(rng, sparse=False)
         Y = np.sin(X[:, :1]) + 0.1 * rng.normal(size=(N, 1))
@@ -99,35 +100,31 @@ def build(name, seed):
 def twin_steps(name, seed, steps, warmup):
     """Per-step seconds and objectives of the tf.function twin and the XLA twin, alternating on the same batches."""
     record = {False: {"seconds": [], "objective": []}, True: {"seconds": [], "objective": []}}
-    runs = {}
+    steps_of = {}
     for jit in (False, True):
         model, data = build(name, seed)
-        dtype = tf.float64
-        training = training_input(model, data, BATCH, dtype, seed, True, None)
+        training = training_input(model, data, BATCH, tf.float64, seed, True, None)
         variables = list(model.trainable_variables)
         update = as_update(None, 0.01)
         update.build(model, variables)
         signature = [training.element_spec[1], NOISE_SPEC]
-        runs[jit] = (compile_step(make_step(model, update.stages(model, variables), False), signature, jit), training)
-    epoch, done = 1, 0
-    batches = {jit: runs[jit][1].epoch(epoch) for jit in runs}
+        steps_of[jit] = compile_step(make_step(model, update.stages(model, variables), False), signature, jit)
+    training.last_epoch = 1 + (warmup + steps) // training.steps_per_epoch  # one pipeline for every epoch
+    done, epoch = 0, 1
     while done < warmup + steps:
-        for jit, (step, training) in runs.items():
-            try:
-                rows, batch = next(batches[jit])
-            except StopIteration:
-                epoch += 1
-                batches = {j: runs[j][1].epoch(epoch) for j in runs}
-                rows, batch = next(batches[jit])
-            noise = (tf.constant([seed, done], tf.int64), rows)
-            start = time.perf_counter()
-            loss, flags = step(batch, noise)
-            loss = float(loss)
-            seconds = time.perf_counter() - start
-            if done >= warmup:
-                record[jit]["seconds"].append(seconds)
-                record[jit]["objective"].append(loss)
-        done += 1
+        for rows, batch in training.epoch(epoch):  # the same minibatch for both twins
+            noise = (tf.constant([seed, done], tf.int64), rows)  # fit's per-row noise key: (seed, step)
+            for jit, step in steps_of.items():
+                start = time.perf_counter()
+                loss = float(step(batch, noise)[0])
+                seconds = time.perf_counter() - start
+                if done >= warmup:
+                    record[jit]["seconds"].append(seconds)
+                    record[jit]["objective"].append(loss)
+            done += 1
+            if done == warmup + steps:
+                break
+        epoch += 1
     plain, xla = record[False], record[True]
     return {
         "description": MODELS[name],

@@ -146,7 +146,8 @@ def test_keyed_draws_are_identical_under_xla_and_tf_stateless_normals_are_not():
     rows = tf.constant([0, 5, 2**33 + 1], tf.int64)
 
     def draws():
-        return row_normal(seed, rows, 5), shared_normal(seed, 2, 6), tf.random.stateless_normal([8], seed, dtype=tf.float64)
+        stateless = tf.random.stateless_normal([8], seed, dtype=tf.float64)
+        return row_normal(seed, rows, 5), shared_normal(seed, 2, 6), stateless
 
     plain, xla = tf.function(draws)(), tf.function(draws, jit_compile=True)()
     np.testing.assert_allclose(xla[0].numpy(), plain[0].numpy(), rtol=0, atol=1e-14)
@@ -168,7 +169,9 @@ def test_dense_label_term_equals_the_sparse_one(num_negative_samples):
     loadings, bias = tf.constant(rng.normal(size=(K, P))), tf.constant(rng.normal(size=K))
     uniform = tf.constant(rng.random((B, 5)))
     sparse = to_input_tensor(sp.csr_matrix(labels), tf.float64)
-    expected = multilabel_expected_log_likelihood(h_mean, h_var, loadings, bias, sparse, num_negative_samples, 20, uniform)
+    expected = multilabel_expected_log_likelihood(
+        h_mean, h_var, loadings, bias, sparse, num_negative_samples, 20, uniform
+    )
     dense = dense_multilabel_expected_log_likelihood(
         h_mean, h_var, loadings, bias, tf.constant(labels), num_negative_samples, 20, uniform
     )
