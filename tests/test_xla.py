@@ -191,3 +191,13 @@ def test_bad_jit_compile_is_a_type_error_before_anything_is_traced():
     for bad in ("yes", 1, None):
         with pytest.raises(TypeError, match="jit_compile must be a bool"):
             fit(model, data, epochs=1, progress=False, jit_compile=bad)
+
+
+def test_a_strategy_ignores_jit_compile_with_a_warning():
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    X, Y = _regression()
+    with strategy.scope():
+        kernel = gpflow.kernels.SquaredExponential()
+        model = gpflow.models.SVGP(kernel, gpflow.likelihoods.Gaussian(), X[:5], num_data=N)
+    with pytest.warns(UserWarning, match="jit_compile=True is ignored under a tf.distribute strategy"):
+        fit(model, (X, Y), epochs=1, batch_size=12, progress=False, strategy=strategy, jit_compile=True)
