@@ -22,7 +22,15 @@ from collections.abc import Iterator
 
 import tensorflow as tf
 
-__all__ = ["minibatch_noise", "noise_seed_and_rows", "philox_key", "row_uniform", "row_normal"]
+__all__ = [
+    "minibatch_noise",
+    "noise_seed_and_rows",
+    "announced_noise",
+    "philox_key",
+    "row_uniform",
+    "row_normal",
+    "shared_normal",
+]
 
 _MINIBATCH: contextvars.ContextVar = contextvars.ContextVar("gpflow_ext_minibatch_noise", default=None)
 
@@ -52,6 +60,11 @@ def noise_seed_and_rows(generator: tf.random.Generator, num_rows: tf.Tensor) -> 
         return announced
     seed = generator.make_seeds(1)[:, 0]  # [2] int64
     return seed, tf.range(tf.cast(num_rows, tf.int64), dtype=tf.int64)
+
+
+def announced_noise() -> tuple[tf.Tensor, tf.Tensor] | None:
+    """The ``(seed, rows)`` of the enclosing :func:`minibatch_noise` block (under ``fit``), else None."""
+    return _MINIBATCH.get()
 
 
 def philox_key(seed: tf.Tensor) -> tf.Tensor:
@@ -133,3 +146,13 @@ def row_normal(seed: tf.Tensor, rows: tf.Tensor, num: int, dtype: tf.DType = tf.
     """Standard-normal draws [B, num] by the inverse normal CDF of each row's uniforms (at cell midpoints,
     so never 0 or 1)."""
     return tf.math.ndtri(_unit_interval(_row_mantissas(seed, rows, num), dtype, 0.5))  # [B, num]
+
+
+def shared_normal(
+    seed: tf.Tensor, num_streams: int, num: int, dtype: tf.DType = tf.float64, first_stream: int = 0
+) -> tf.Tensor:
+    """Standard-normal draws [num_streams, num] shared by a whole minibatch (e.g. samples of inducing values):
+    :func:`row_normal` of the negative row indices ``-1 - first_stream, -2 - first_stream, ...``, streams no
+    training row uses. Integer arithmetic and ``ndtri`` only, so a ``jit_compile`` step draws the same numbers."""
+    streams = -1 - (first_stream + tf.range(num_streams, dtype=tf.int64))  # [num_streams]
+    return row_normal(seed, streams, num, dtype)  # [num_streams, num]

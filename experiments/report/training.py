@@ -89,3 +89,15 @@ def multiworker_cpu_overhead() -> str:
 @generator("training-multiworker-tracing-ratio")
 def multiworker_tracing_ratio() -> str:
     return _range([t["seconds_per_epoch"][0] / o["seconds_per_epoch"][0] for o, t in zip(_runs("one"), _runs("two"))])
+
+
+@generator("training-xla-step")
+def xla_step_table() -> str:
+    result = load(f"{STORE}/xla_step.json")
+    rows = []
+    for name, row in result["models"].items():
+        rows.append([f"`{name}`: {row['description']}", fmt(1000 * row["tf_function_seconds_per_step"], 2),
+                     fmt(1000 * row["xla_seconds_per_step"], 2), fmt(row["tf_function_over_xla"], 2),
+                     f"{row['max_abs_objective_difference']:.1e}", f"{row['max_abs_objective']:.1e}"])
+    return markdown_table(["model", "tf.function ms/step", "XLA ms/step", "tf.function / XLA",
+                           "max abs Δ objective", "max abs objective"], rows)

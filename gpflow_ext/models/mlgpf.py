@@ -38,6 +38,7 @@ from gpflow.base import RegressionData, TensorType
 from gpflow.inducing_variables import InducingVariables
 
 from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabelBernoulli
+from ..likelihoods.multilabel_dense import dense_multilabel_expected_log_likelihood
 from ..metrics import ranking_metrics
 from ..randomness import noise_seed_and_rows, row_uniform
 from ..utilities import to_input_tensor
@@ -249,14 +250,27 @@ class MLGPF(PreconditionedSVGP):
 
     @inherit_check_shapes
     def _expected_log_likelihood(self, X: Any, f_mean: tf.Tensor, f_var: tf.Tensor, Y: Any) -> tf.Tensor:
-        """Per row: Σ_{k∈P_i} E log σ(f_ik) + |N_i|/|L_i| Σ_{ℓ∈L_i} E log σ(−f_iℓ) over the sparse labels."""
-        labels = _sparse_labels(Y, self.num_labels, gpflow.default_float())
+        """Per row: Σ_{k∈P_i} E log σ(f_ik) + |N_i|/|L_i| Σ_{ℓ∈L_i} E log σ(−f_iℓ) over the sparse labels (a dense
+        0/1 tensor Y [B, K], e.g. in a ``jit_compile`` step, takes the same numbers' fixed-shape formulation)."""
         h_var = tf.maximum(f_var, 0.0)  # [B, P]
         uniform = None
         if self.num_negative_samples is not None:  # per-row draws keyed by (seed, step, row index): see
             # gpflow_ext.randomness (fit's seed and step; outside fit a fresh seed from the model's generator)
             seed, rows = noise_seed_and_rows(self._label_sampler, tf.shape(f_mean)[0])
             uniform = row_uniform(seed, rows, self.num_negative_samples, f_mean.dtype)  # [B, S]
+        if isinstance(Y, tf.Tensor):
+            likelihood = self.likelihood
+            return dense_multilabel_expected_log_likelihood(
+                f_mean,
+                h_var,
+                likelihood.loadings,
+                likelihood.bias,
+                Y,
+                self.num_negative_samples,
+                likelihood.num_gauss_hermite_points,
+                uniform,
+            )  # [B]
+        labels = _sparse_labels(Y, self.num_labels, gpflow.default_float())
         return self.likelihood.sparse_variational_expectations(
             f_mean, h_var, labels, self.num_negative_samples, uniform
         )  # [B]

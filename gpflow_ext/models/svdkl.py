@@ -33,6 +33,7 @@ from gpflow.models import BayesianModel, ExternalDataTrainingLossMixin
 from ..inducing_variables.grid import BoundedScaling
 from ..likelihoods.mixed_softmax import MixedSoftmax
 from ..metrics import classification_metrics
+from ..randomness import announced_noise
 from ..validation import (
     check_classifier_data,
     check_network_inputs,
@@ -184,7 +185,8 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         X, Y = data
         T = num_samples or self.num_samples
         H = self.features(X, training=True)  # [B, Q]
-        F = self.latent_samples(H, T)  # [T, B, J]
+        announced = announced_noise()  # under fit: draws keyed by (fit seed, step, row), XLA or not
+        F = self.latent_samples(H, T) if announced is None else self.gps.latent_samples(H, T, *announced)  # [T, B, J]
         Y = tf.reshape(tf.cast(Y, F.dtype), [-1, 1])  # [B, 1]
         log_p = self.likelihood.log_prob(H, F, Y[None])  # [T, B]
         return tf.reduce_sum(log_p) / tf.cast(T, F.dtype)

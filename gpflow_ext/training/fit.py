@@ -32,7 +32,7 @@ from .prepare import (
     training_dtype,
     training_input,
 )
-from .step import NOISE_SPEC, make_step, objective, uses_stateful_random_ops
+from .step import NOISE_SPEC, compile_step, make_step, objective, uses_stateful_random_ops
 from .updates import as_update
 
 __all__ = ["fit"]
@@ -57,6 +57,7 @@ def fit(
     shuffle: bool = True,
     progress: bool = True,
     exact_random_resume: bool = True,
+    jit_compile: bool = False,
 ) -> History:
     """Train ``model`` by minimising ``model.training_loss`` and return its :class:`History`.
 
@@ -112,10 +113,19 @@ def fit(
         checkpoints differ from those of the default). It decides which random numbers a run draws,
         so it is an argument of ``fit`` rather than of ``Checkpointing``: adding checkpoints to a run
         never changes its numbers.
+    :param jit_compile: compile the step with XLA (``tf.function(jit_compile=True)``: one fused program, no host
+        ops, as a GPU runs it), one compilation per minibatch shape. SVGP, PreconditionedSVGP, MLGPF, SVDKL and
+        GPLVF compile whole and give the steps of ``False`` to round-off (their noise: :mod:`gpflow_ext.randomness`).
+        Fallbacks: ``tf.SparseTensor`` parts of a minibatch are made dense ([B, D]) outside the compiled region
+        (sparse ops have no XLA kernels; nnz varies per batch), and MLGPF takes its fixed-shape label term
+        (O(B·K)); TF's random ops (``tf.random.normal``, ``Dropout``) compile but draw other numbers; ignored,
+        with a warning, under a ``strategy``.
     :raises NonFiniteObjectiveError: when the objective or a gradient is NaN/inf; the update is not
         applied, the error names the culprit, and the last checkpoint is left as it was.
     :raises TrainingStepError: when the model fails on a minibatch (cause first, then epoch and step).
     """
+    if not isinstance(jit_compile, (bool, np.bool_)):
+        raise TypeError(f"jit_compile must be a bool, got {type(jit_compile).__name__} ({jit_compile!r})")
     ints, seed, callbacks = check_arguments(
         model, epochs, batch_size, seed, optimizer, learning_rate, callbacks, strategy
     )
@@ -213,6 +223,7 @@ def fit(
         seed,
         compile,
         exact_random_resume,
+        bool(jit_compile),
     )
     return history
 
@@ -231,15 +242,12 @@ def _train(
     seed,
     compile,
     exact_random_resume,
+    jit_compile=False,
 ) -> None:
     """The loop over epochs and steps (``fit`` has checked and prepared everything)."""
 
-    def compiled(function, signature=None):
-        if not compile:
-            return function
-        if signature is not None:  # batch dimension None: one tracing for full and short batches
-            return tf.function(function, input_signature=signature)
-        return tf.function(function, reduce_retracing=True)
+    def compiled(function, signature=None, jit=False):
+        return compile_step(function, signature, jit) if compile else function
 
     internal = isinstance(training, HeldData)
     keyed = isinstance(training, ArrayInput)  # row indices known: per-row noise keyed by (seed, step, row)
@@ -253,7 +261,10 @@ def _train(
             strategy, model, stages[0], None if internal else training.data.gather, dtype, internal
         )
         step_function, apply = distributed.compute, compiled(distributed.apply)
-    compute = compiled(step_function, signature)
+        if jit_compile:
+            warnings.warn("fit: jit_compile=True is ignored under a tf.distribute strategy", stacklevel=3)
+            jit_compile = False
+    compute = compiled(step_function, signature, jit_compile)
 
     def step_arguments(global_input, step: int) -> tuple:
         """The compiled step's arguments (and the global batch, for diagnosis)."""
@@ -280,7 +291,7 @@ def _train(
             if retrace_each_epoch and epoch > first_epoch:
                 # stateful random ops bake their seeds in at tracing: a fresh trace per epoch makes
                 # epoch e's random numbers depend on (seed, e) only, hence identical after a resume
-                compute = compiled(step_function, signature)
+                compute = compiled(step_function, signature, jit_compile)
             started = time.perf_counter()
             for global_input in training.epoch(epoch, skip=run.epoch_step):
                 arguments, global_batch = step_arguments(global_input, run.step)

@@ -15,7 +15,15 @@ import tensorflow as tf
 from ..randomness import minibatch_noise
 from .updates import Stage
 
-__all__ = ["loss_and_gradients", "finite_flags", "make_step", "uses_stateful_random_ops", "NOISE_SPEC", "objective"]
+__all__ = [
+    "loss_and_gradients",
+    "finite_flags",
+    "make_step",
+    "compile_step",
+    "uses_stateful_random_ops",
+    "NOISE_SPEC",
+    "objective",
+]
 
 #: ``(seed [2], row indices [B])`` of a step's per-row random numbers (:mod:`gpflow_ext.randomness`)
 NOISE_SPEC = (tf.TensorSpec([2], tf.int64), tf.TensorSpec([None], tf.int64))
@@ -109,6 +117,31 @@ def make_step(model: tf.Module, stages: list[Stage], internal: bool) -> Callable
         return first_loss, tf.concat([objective_ok[None]] + gradient_flags, axis=0)
 
     return staged_step
+
+
+def compile_step(step: Callable, signature: Sequence[Any] | None = None, jit_compile: bool = False) -> Callable:
+    """``step`` as a ``tf.function`` (``input_signature=signature``: one tracing for full and short batches),
+    compiled with XLA when ``jit_compile``.
+
+    Under XLA, the ``tf.SparseTensor`` parts of a minibatch are made dense (``tf.sparse.to_dense``, [B, D]) by an
+    outer ``tf.function`` and the XLA-compiled step receives dense tensors: sparse ops have no XLA kernels and
+    a sparse minibatch's number of stored entries changes from batch to batch, while XLA compiles for fixed
+    shapes (dense minibatches have two: full and last batch).
+    """
+    sparse = signature is not None and any(
+        isinstance(part, tf.SparseTensorSpec) for part in tf.nest.flatten(signature[0], expand_composites=False)
+    )
+    if not (jit_compile and sparse):
+        if signature is not None:
+            return tf.function(step, input_signature=signature, jit_compile=jit_compile)
+        return tf.function(step, reduce_retracing=True, jit_compile=jit_compile)
+    inner = tf.function(step, reduce_retracing=True, jit_compile=True)
+
+    def densified(batch, *rest):
+        dense = tuple(tf.sparse.to_dense(part) if isinstance(part, tf.SparseTensor) else part for part in batch)
+        return inner(dense, *rest)
+
+    return tf.function(densified, input_signature=signature)
 
 
 _STATEFUL_RANDOM_OPS = {

@@ -25,6 +25,7 @@ from gpflow.kernels import Kernel
 
 from ..covariances import grid as grid_covariances
 from ..inducing_variables.grid import GridInducingPoints
+from ..randomness import shared_normal
 from ..validation import check_positive_int
 from .kronecker import KroneckerGaussian, kron_apply
 
@@ -79,7 +80,14 @@ class GridPrior:
         """Σ_j KL[q ‖ p] (eq. 10–11): against N(0, I) when whitened, else against ⊗_d K_{j,d}."""
         return q.kl(None if whiten else toeplitz_prior_factors(grid, kernels, jitter))
 
-    def fill(self, grid: GridInducingPoints, v: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None):
+    def fill(
+        self,
+        grid: GridInducingPoints,
+        v: tf.Tensor,
+        num_samples: int,
+        seed: tf.Tensor | None = None,
+        keyed_seed: tf.Tensor | None = None,
+    ):
         """q's samples ``[J, ∏ k_d, T]`` as full coordinates ``[J, ∏ n_d, T]`` (identity here)."""
         return v
 
@@ -100,13 +108,20 @@ class GridPrior:
         whiten: bool,
         num_samples: int,
         seed: tf.Tensor | None = None,
+        keyed_seed: tf.Tensor | None = None,
     ) -> tf.Tensor:
         """Reparameterised grid values u^(t) = μ + L ε^(t) (whitened: u = R(μ + L ε)), ``[J, m, T]``.
 
-        ``seed``: None (TF's global generator) or a shape-[2] integer tensor for stateless draws."""
+        ``seed``: None (TF's global generator) or a shape-[2] integer tensor for stateless draws.
+        ``keyed_seed``: a shape-[2] int64 seed whose draws come from :func:`gpflow_ext.randomness.shared_normal`
+        (q's ε from streams 0..J-1, the circulant prior's high frequencies from streams J..2J-1): what ``fit``
+        uses, the same numbers with and without ``jit_compile``."""
         seeds = (None, None) if seed is None else tuple(tf.unstack(tf.random.experimental.stateless_split(seed, 2)))
-        v = q.sample(num_samples, seed=seeds[0])  # [J, ∏ k_d, T]
-        v = self.fill(grid, v, num_samples, seed=seeds[1])  # [J, ∏ n_d, T]
+        eps = None
+        if keyed_seed is not None:
+            eps = shared_normal(keyed_seed, q.num_gps, q.num_inducing * num_samples, q.q_mu.dtype)  # [J, k·T]
+        v = q.sample(num_samples, seed=seeds[0], eps=eps)  # [J, ∏ k_d, T]
+        v = self.fill(grid, v, num_samples, seed=seeds[1], keyed_seed=keyed_seed)  # [J, ∏ n_d, T]
         return self.grid_values(grid, kernels, jitter, v) if whiten else v
 
 
@@ -159,7 +174,14 @@ class CirculantGridPrior(GridPrior):
         )  # D × [J, n_d//2+1]
         return [partial(grid_covariances.circulant_sqrt_apply, lam, m=m) for lam, m in zip(spectra, grid.grid_sizes)]
 
-    def fill(self, grid: GridInducingPoints, v_low: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None):
+    def fill(
+        self,
+        grid: GridInducingPoints,
+        v_low: tf.Tensor,
+        num_samples: int,
+        seed: tf.Tensor | None = None,
+        keyed_seed: tf.Tensor | None = None,
+    ):
         """Place q(v)'s low-frequency block in the rings' Fourier coordinates; the remaining coordinates are
         drawn from their prior N(0, 1)."""
         ring_sizes, variational_sizes = self.latent_sizes(grid), self.variational_sizes(grid)
@@ -169,7 +191,10 @@ class CirculantGridPrior(GridPrior):
         low = tf.reshape(v_low, [J, *variational_sizes, num_samples])  # [J, k_1..k_D, T]
         pads = [[0, 0]] + [[0, n - k] for n, k in zip(ring_sizes, variational_sizes)] + [[0, 0]]
         mask = tf.pad(tf.ones_like(low), pads)  # [J, n_1..n_D, T]
-        if seed is None:
+        if keyed_seed is not None:
+            num = int(np.prod(ring_sizes)) * num_samples
+            eps = tf.reshape(shared_normal(keyed_seed, J, num, v_low.dtype, first_stream=J), tf.shape(mask))
+        elif seed is None:
             eps = tf.random.normal(tf.shape(mask), dtype=v_low.dtype)
         else:
             eps = tf.random.stateless_normal(tf.shape(mask), seed=seed, dtype=v_low.dtype)

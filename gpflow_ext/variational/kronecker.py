@@ -141,13 +141,16 @@ class KroneckerGaussian(gpflow.Module):
                 L.assign(tf.linalg.cholesky(K_factors[d]))
 
     @check_shapes("return: [J, M, T]")
-    def sample(self, num_samples: int = 1, seed=None) -> tf.Tensor:
+    def sample(self, num_samples: int = 1, seed=None, eps: tf.Tensor | None = None) -> tf.Tensor:
         """Reparameterised samples u^(t) = μ + L ε^(t) (Appendix B), ``[J, m, T]``.
 
         ``seed``: None draws from TF's global generator; a shape-[2] integer tensor draws ε with
-        ``tf.random.stateless_normal`` (the same seed gives the same samples, in or out of a graph)."""
+        ``tf.random.stateless_normal`` (the same seed gives the same samples, in or out of a graph).
+        ``eps``: the standard-normal draws ε ``[J, m, T]`` themselves (``seed`` is then unused)."""
         shape = [self.num_gps, self.num_inducing, num_samples]
-        if seed is None:
+        if eps is not None:
+            eps = tf.reshape(tf.cast(eps, self.q_mu.dtype), shape)  # [J, m, T]
+        elif seed is None:
             eps = tf.random.normal(shape, dtype=self.q_mu.dtype)  # [J, m, T]
         else:
             eps = tf.random.stateless_normal(shape, seed=seed, dtype=self.q_mu.dtype)  # [J, m, T]

@@ -23,13 +23,14 @@ import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-from gpflow.conditionals import conditional
-from gpflow.covariances import Kuu
+from gpflow.conditionals.util import base_conditional
+from gpflow.covariances import Kuf, Kuu
 from gpflow.inducing_variables import InducingPoints, SharedIndependentInducingVariables
 from gpflow.kernels import SeparateIndependent, SquaredExponential
 from gpflow.kullback_leiblers import prior_kl
 
 from ..inducing_variables.grid import GridInducingPoints, interpolate_samples, interpolation_indices_and_weights
+from ..randomness import row_normal
 from ..validation import check_choice, check_positive_int
 from .grid_priors import GridPrior, ToeplitzGridPrior
 from .kronecker import KroneckerGaussian
@@ -70,8 +71,13 @@ class LatentGPs(gpflow.Module):
         """KL[q(u) ‖ p(u)] summed over the J GPs (eq. 4)."""
         raise NotImplementedError
 
-    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None) -> tf.Tensor:
-        """Samples of the J GP outputs at scaled features ``H`` [B, Q], ``[T, B, J]``."""
+    def latent_samples(
+        self, H: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None, rows: tf.Tensor | None = None
+    ) -> tf.Tensor:
+        """Samples of the J GP outputs at scaled features ``H`` [B, Q], ``[T, B, J]``. ``seed``: None (TF's global
+        generator) or a shape-[2] seed of stateless draws; with ``rows`` (the rows' indices in the training data,
+        [B] int64), the draws of :mod:`gpflow_ext.randomness` keyed by ``(seed, row)`` (what ``fit`` uses: the
+        same numbers with and without ``jit_compile``)."""
         raise NotImplementedError
 
     def kernel_matrix(self, H1: tf.Tensor, H2: tf.Tensor) -> tf.Tensor:
@@ -133,10 +139,23 @@ class KISSGPGrid(LatentGPs):
         return self.prior.grid_values(self.inducing_variable, self.kernel.kernels, self.jitter, v)
 
     @check_shapes("H: [B, Q]", "return: [T, B, J]")
-    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None) -> tf.Tensor:
+    def latent_samples(
+        self, H: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None, rows: tf.Tensor | None = None
+    ) -> tf.Tensor:
         """f^(t) = W u^(t) (eq. 8) for one draw of u per sample shared by the batch."""
         Hg = tf.gather(H, self.feature_groups, axis=1)  # [B, J, D]
         indices, weights = interpolation_indices_and_weights(self.inducing_variable, Hg)  # [B, J, K]
+        if rows is not None:  # u is shared by the batch: streams no row uses (gpflow_ext.randomness)
+            u = self.prior.sample(
+                self.q,
+                self.inducing_variable,
+                self.kernel.kernels,
+                self.jitter,
+                self.whiten,
+                num_samples,
+                keyed_seed=seed,
+            )  # [J, m, T]
+            return interpolate_samples(indices, weights, u)  # [T, B, J]
         u = self.sample_inducing(num_samples, seed=seed)  # [J, m, T]
         return interpolate_samples(indices, weights, u)  # [T, B, J]
 
@@ -190,26 +209,32 @@ class FreeInducingPoints(LatentGPs):
 
     @check_shapes("H: [B, Q]", "return[0]: [B, J]", "return[1]: [B, J]")
     def marginals(self, H: tf.Tensor) -> Any:
-        """The SVGP marginals q(f_j(h)) = ∫ p(f_j | u_j) q(u_j) du_j (GPflow's ``conditional``), mean and
-        variance ``[B, J]`` each."""
+        """The SVGP marginals q(f_j(h)) = ∫ p(f_j | u_j) q(u_j) du_j, mean and variance ``[B, J]`` each: GPflow's
+        ``base_conditional`` per GP in a Python loop over the J GPs (GPflow's ``conditional`` maps over them with
+        ``tf.map_fn``, whose gradient has shapes XLA cannot compile; the numbers are the same)."""
         with self._jitter_context():
-            return conditional(
-                H,
-                self.inducing_variable,
-                self.kernel,
-                self.q_mu,
-                q_sqrt=self.q_sqrt,
-                white=self.whiten,
-                full_cov=False,
-                full_output_cov=False,
-            )
+            Kmms = Kuu(self.inducing_variable, self.kernel, jitter=gpflow.config.default_jitter())  # [J, M, M]
+            Kmns = Kuf(self.inducing_variable, self.kernel, H)  # [J, M, B]
+        means, variances = [], []
+        for j, k in enumerate(self.kernel.kernels):
+            mean, var = base_conditional(
+                Kmns[j], Kmms[j], k.K_diag(H), self.q_mu[:, j : j + 1], q_sqrt=self.q_sqrt[j : j + 1], white=self.whiten
+            )  # [B, 1] each
+            means.append(mean)
+            variances.append(var)
+        return tf.concat(means, axis=1), tf.concat(variances, axis=1)  # [B, J] each
 
     @check_shapes("H: [B, Q]", "return: [T, B, J]")
-    def latent_samples(self, H: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None) -> tf.Tensor:
+    def latent_samples(
+        self, H: tf.Tensor, num_samples: int, seed: tf.Tensor | None = None, rows: tf.Tensor | None = None
+    ) -> tf.Tensor:
         """Independent draws from the marginals q(f_j(h_b)) (the likelihood factorises over points)."""
         mean, var = self.marginals(H)  # [B, J], [B, J]
         eps_shape = tf.concat([[num_samples], tf.shape(mean)], 0)
-        if seed is None:
+        if rows is not None:  # each row's draws from its own stream (gpflow_ext.randomness)
+            eps = row_normal(seed, rows, num_samples * self.num_gps, mean.dtype)  # [B, T·J]
+            eps = tf.transpose(tf.reshape(eps, [-1, num_samples, self.num_gps]), [1, 0, 2])  # [T, B, J]
+        elif seed is None:
             eps = tf.random.normal(eps_shape, dtype=mean.dtype)
         else:
             eps = tf.random.stateless_normal(eps_shape, seed=seed, dtype=mean.dtype)
