@@ -147,9 +147,7 @@ def entry_predictive_draws(
     return values[observed], np.concatenate(means, axis=1), np.concatenate(variances, axis=1)
 
 
-def latent_widths(
-    flow, x_mean, x_var, *, num_samples: int = 200, seed: int = 0, scale=None
-) -> dict[str, float]:
+def latent_widths(flow, x_mean, x_var, *, num_samples: int = 200, seed: int = 0, scale=None) -> dict[str, float]:
     """Widths of the rows' q(x_n) = g_# N(μ_n, diag s_n), each a mean over rows of a log-determinant:
 
     * ``base_log_det``: Σ_q log s_nq (the base Gaussian's covariance);
