@@ -18,6 +18,7 @@ same calibration on the training entries of ``--train-rows`` training rows (in-s
 file is rewritten after every run; ``--figure-dir`` gets ``gplvf_flows_heldout.png`` (held-out log-likelihood and
 bound against flow length, one line per seed).
 
+``--resume`` keeps the runs already in ``--output`` and runs only the missing (protocol, seed, flow length)s.
 ``--smoke``: the 60 most active users x 80 most rated items, 1 epoch, small Q and M (for the tests).
 """
 import argparse
@@ -45,6 +46,7 @@ from gpflow_ext.recipes.movielens_data import (
     split_users,
     subtract_biases,
 )
+from gpflow_ext.results import read_results
 
 
 def parse_ints(text: str, what: str, minimum: int = 0) -> list[int]:
@@ -78,6 +80,8 @@ def build_parser():
     parser.add_argument("--infer-steps", type=int, default=1000, help="(a) steps of the q(x*) fit")
     parser.add_argument("--train-rows", type=int, default=100,
                         help="training rows (drawn with the seed) scored in-sample on their training entries")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the runs already in --output (same settings) and run only the missing ones")
     parser.set_defaults(seed=None)
     return parser
 
@@ -189,9 +193,15 @@ def main(argv=None):
             parser.error(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
     ratings = ratings_matrix(load_movielens(args.data_dir, split=None, download=False).ratings)
     results = {"config": arguments_record(args), "runs": []}
+    done = {}
+    if args.resume and args.output is not None and Path(args.output).is_file():
+        done = {(r["protocol"], r["seed"], r["flow_length"]): r for r in read_results(args.output)["runs"]}
     for seed in args.seeds:
         for name in args.protocols:
             for flow_length in args.flows:
+                if (name, seed, flow_length) in done:
+                    results["runs"].append(done[(name, seed, flow_length)])
+                    continue
                 row = one_run(ratings, name, seed, flow_length, args)
                 results["runs"].append(row)
                 print(name, seed, row["q"], {k: row[k] for k in ("final_elbo", "test_loglik", "rmse")},
