@@ -240,6 +240,10 @@ def test_flows_command_small(data_dir, dataset_path, tmp_path):
         assert np.isfinite([run["test_loglik"], run["heldout"]["log_density"], run["bound"]["elbo"],
                             run["widths_train"]["entropy_log_det"], run["widths_heldout"]["sample_log_det"]]).all()
     assert (tmp_path / "gplvf_flows_heldout.png").exists()
+    replot = subprocess.run([sys.executable, "-m", "experiments.gplvf_flows", "--plot-only", "--output", str(out),
+                             "--figure-dir", str(tmp_path / "again")], cwd=REPO, env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert replot.returncode == 0 and (tmp_path / "again" / "gplvf_flows_heldout.png").exists(), replot.stderr[-2000:]
     bad = subprocess.run([sys.executable, "-m", "experiments.gplvf_flows", "--protocols", "c", "--data-dir", "/x"],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "protocols must be" in bad.stderr
