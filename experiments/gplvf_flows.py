@@ -81,7 +81,7 @@ def build_parser():
     parser.add_argument("--train-rows", type=int, default=100,
                         help="training rows (drawn with the seed) scored in-sample on their training entries")
     parser.add_argument("--resume", action="store_true",
-                        help="keep the runs already in --output (same settings) and run only the missing ones")
+                        help="keep every run already in --output (same settings) and run only the missing ones")
     parser.add_argument("--plot-only", action="store_true",
                         help="train nothing: draw the figure of the runs in --output into --figure-dir")
     parser.set_defaults(seed=None)
@@ -201,14 +201,13 @@ def main(argv=None):
             parser.error(f"--{flag.replace('_', '-')} must be >= 1, got {getattr(args, flag)}")
     ratings = ratings_matrix(load_movielens(args.data_dir, split=None, download=False).ratings)
     results = {"config": arguments_record(args), "runs": []}
-    done = {}
     if args.resume and args.output is not None and Path(args.output).is_file():
-        done = {(r["protocol"], r["seed"], r["flow_length"]): r for r in read_results(args.output)["runs"]}
+        results["runs"] = read_results(args.output)["runs"]  # kept, whatever grid they came from
+    done = {(r["protocol"], r["seed"], r["flow_length"]) for r in results["runs"]}
     for seed in args.seeds:
         for name in args.protocols:
             for flow_length in args.flows:
                 if (name, seed, flow_length) in done:
-                    results["runs"].append(done[(name, seed, flow_length)])
                     continue
                 row = one_run(ratings, name, seed, flow_length, args)
                 results["runs"].append(row)
