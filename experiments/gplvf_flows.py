@@ -213,7 +213,8 @@ def main(argv=None):
                 results["runs"].append(row)
                 print(name, seed, row["q"], {k: row[k] for k in ("final_elbo", "test_loglik", "rmse")},
                       row["heldout"], flush=True)
-                write_results(results, args.output, seeds=args.seeds)
+                write_results(results, args.output, seeds=sorted({r["seed"] for r in results["runs"]}))
+    write_results(results, args.output, seeds=sorted({r["seed"] for r in results["runs"]}))  # a resume may run nothing
     summary(results["runs"])
     if args.figure_dir is not None:
         print(f"figure written to {figure(results['runs'], args.protocols, args.figure_dir)}")

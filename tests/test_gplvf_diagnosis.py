@@ -240,6 +240,12 @@ def test_flows_command_small(data_dir, dataset_path, tmp_path):
         assert np.isfinite([run["test_loglik"], run["heldout"]["log_density"], run["bound"]["elbo"],
                             run["widths_train"]["entropy_log_det"], run["widths_heldout"]["sample_log_det"]]).all()
     assert (tmp_path / "gplvf_flows_heldout.png").exists()
+    resumed = subprocess.run(
+        [sys.executable, "-m", "experiments.gplvf_flows", "--smoke", "--flows", "0", "--seeds", "0", "--protocols", "a",
+         "--resume", "--data-dir", str(data_dir), "--output", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads(out.read_text())["runs"] == runs  # nothing retrained, every stored run kept
     replot = subprocess.run([sys.executable, "-m", "experiments.gplvf_flows", "--plot-only", "--output", str(out),
                              "--figure-dir", str(tmp_path / "again")], cwd=REPO, env=env, capture_output=True,
                             text=True, timeout=600)
