@@ -161,3 +161,33 @@ def noise_share() -> str:
     """The range over runs of the noise variance's share of the held-out predictive variance, in percent."""
     shares = [100 * r["heldout"]["var_noise"] / r["heldout"]["var_total"] for r in load(FILE)["runs"]]
     return f"{fmt(min(shares), 0)}-{fmt(max(shares), 0)} %"
+
+
+@generator("gplvf-flows-coverage")
+def coverage_range() -> str:
+    """The range over runs of the held-out and in-sample coverage of the central 50 % and 90 % intervals."""
+    runs = load(FILE)["runs"]
+
+    def span(part: str, key: str) -> str:
+        values = [r[part][key] for r in runs]
+        return f"{fmt(min(values), 3)}-{fmt(max(values), 3)}"
+
+    return (f"held-out ratings: {span('heldout', 'coverage_50')} (50 %) and {span('heldout', 'coverage_90')} (90 %); "
+            f"training users' own ratings: {span('train', 'coverage_50')} and {span('train', 'coverage_90')}")
+
+
+@generator("gplvf-flows-gains")
+def gains() -> str:
+    """Per flow length, the paired mean gain over the Gaussian q(X) in log density per rating in sample (training
+    users' own ratings) and on held-out ratings (eq. 33)."""
+    parts = []
+    for protocol, length, by_seed, runs in _all():
+        seeds = sorted(set(by_seed) & set(runs.get(0, {})))
+        if length == 0 or not seeds:
+            continue
+        inside = sum(by_seed[s]["train"]["log_density"] - runs[0][s]["train"]["log_density"] for s in seeds)
+        outside = sum(by_seed[s]["test_loglik"] - runs[0][s]["test_loglik"] for s in seeds)
+        where = "" if len(_protocols()) == 1 else f"{PROTOCOL_NAMES.get(protocol, protocol)}, "
+        parts.append(f"{where}{_name(length)} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''}): "
+                     f"{fmt(inside / len(seeds), 4)} in sample, {fmt(outside / len(seeds), 4)} held out")
+    return "; ".join(parts)
