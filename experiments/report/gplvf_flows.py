@@ -65,7 +65,7 @@ def _paired_ll(runs: dict[int, dict[int, dict]], length: int) -> tuple[list[floa
 def accuracy_table() -> str:
     """Per protocol and flow length: the bound, held-out log-likelihood (and its paired difference from the
     Gaussian q(X)), RMSE, interval coverage and s/epoch."""
-    header = ["protocol", "q(X)", "seeds", "training ELBO", "held-out LL (eq. 33)", "LL - Gaussian (paired)", "per-rating LPD",
+    header = ["protocol", "q(X)", "seeds", "training bound, last epoch", "held-out LL (eq. 33)", "LL - Gaussian (paired)", "per-rating LPD",
               "RMSE", "coverage 50 %", "coverage 90 %", "s/epoch"]
     rows = []
     for protocol, length, by_seed, runs in _all():
