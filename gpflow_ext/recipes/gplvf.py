@@ -22,6 +22,7 @@ from gpflow.config import default_float
 from gpflow.keras import tf_keras
 
 from ..bijectors import flow_local_nonlinearity, planar_flow
+from ..bijectors.planar import flow_forward_and_log_det
 from ..kullback_leiblers import LatentKL, MonteCarloFlowKL, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal
 from ..latents import BASE_COVARIANCE_NAMES
 from ..models.gplvf import GPLVF
@@ -95,8 +96,10 @@ def build_encoder(output_dim: int, latent_dim: int, hidden_units: Sequence[int] 
 
 # ------------------------------------------------------------------------------------ new rows
 def _best_training_latents(model: GPLVF, values: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """Initial μ* for new rows: the training-row mean μ_n whose predicted row best fits the observed entries."""
-    f_mean = model.predict_f(tf.convert_to_tensor(model.X_mean))[0].numpy()  # [N, D]
+    """Initial μ* for new rows: the training-row base mean μ_n whose predicted row (at the flowed g(μ_n), where the
+    GP sees it) best fits the observed entries."""
+    x = flow_forward_and_log_det(model.flow, tf.convert_to_tensor(model.X_mean))[0]  # [N, Q]
+    f_mean = model.predict_f(x)[0].numpy()  # [N, D]
     m = observed.astype(np.float64)
     err = (m * values**2).sum(1)[:, None] - 2 * (m * values) @ f_mean.T + m @ (f_mean**2).T  # [N*, N]
     return model.X_mean.numpy()[np.argmin(err, axis=1)]
