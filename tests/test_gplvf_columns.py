@@ -230,3 +230,43 @@ def test_trains_checkpoints_copies_and_serves(name, prec, tmp_path):
                 np.testing.assert_allclose(g.numpy(), e, rtol=0, atol=atol)
         for e, g in zip(expected, loaded.predict_y_marginal(x_mean, x_var, noise)):
             np.testing.assert_allclose(g.numpy(), e, rtol=0, atol=atol)
+
+
+def test_discrete_rating_metrics_match_a_brute_force_twin():
+    """The discrete-rating log-probability (eq. 33 over rows) and interval coverage, against scipy's normal cdf for a
+    Gaussian model (density integrated over unit bins, open ends) at the same draws; an ordinal model's equals its
+    own test log-likelihood."""
+    import scipy.sparse as sp
+    from scipy.special import logsumexp
+
+    from gpflow_ext.recipes.gplvf_likelihoods import discrete_rating_metrics
+
+    rng = np.random.default_rng(0)
+    ratings = rng.integers(1, 6, (10, 6)).astype(float)
+    target = sp.csr_matrix(np.where(rng.random(ratings.shape) < 0.4, ratings, 0.0))
+    train = np.where(target.toarray() > 0, np.nan, ratings - 3.0)
+    model = GPLVF(train, 2, 4, seed=0)
+    model.q_mu.assign(0.7 * rng.standard_normal(model.q_mu.shape))
+    x_mean, x_var = model.training_latents()
+    t = target.tocoo()
+    offsets = 3.0 + 0.1 * np.arange(t.nnz)
+    got = discrete_rating_metrics(model, x_mean, x_var, target, np.arange(1, 6), offsets, num_samples=7, seed=2)
+
+    x = model.latent_draws(x_mean, x_var, model.base_noise(10, 7, seed=2))
+    f_mean, f_var = (a.numpy()[:, t.row, t.col] for a in model.predict_f(x))  # [J, T]
+    mean, scale = f_mean + offsets, np.sqrt(f_var + model.likelihood.variance.numpy())
+    edges = np.r_[-np.inf, 1.5, 2.5, 3.5, 4.5, np.inf]
+    probs = norm.cdf((edges[None, None, 1:] - mean[..., None]) / scale[..., None]) - norm.cdf(
+        (edges[None, None, :-1] - mean[..., None]) / scale[..., None]
+    )  # [J, T, 5]
+    k = t.data.astype(int) - 1
+    log_true = np.log(probs[:, np.arange(t.nnz), k])  # [J, T]
+    joint = [logsumexp(log_true[:, t.row == n].sum(axis=1)) - np.log(7) for n in np.unique(t.row)]
+    assert got["test_logprob_discrete"] == pytest.approx(np.sum(joint) / t.nnz, rel=1e-8)
+    cdf = np.cumsum(probs.mean(axis=0), axis=-1)
+    for level, a in ((50, 0.5), (90, 0.9)):
+        inside = [
+            min(np.flatnonzero(c >= (1 - a) / 2)) <= y <= min(np.flatnonzero(c >= (1 + a) / 2 - 1e-12))
+            for c, y in zip(cdf, k)
+        ]
+        assert got[f"coverage_{level}"] == pytest.approx(np.mean(inside))
