@@ -86,14 +86,16 @@ class Ordinal(gpflow.likelihoods.Ordinal):
 
     @inherit_check_shapes
     def _scalar_log_prob(self, X, F, Y) -> tf.Tensor:
-        """log p(y | f) from y's own two edges only (the quadrature's hot path); the open ends at ∓1e10, where
-        Φ is 0 or 1 and every gradient through them vanishes."""
-        far = tf.constant([1e10], dtype=F.dtype)
-        edges = tf.concat([-far, tf.convert_to_tensor(self.bin_edges, dtype=F.dtype), far], axis=0)  # [K+1]
+        """log p(y | f) from y's own two edges only (the quadrature's hot path): log Φ at the open first and last
+        bins, log(Φ(u) - Φ(l)) between; every branch is evaluated at finite, valid arguments (finite gradients)."""
+        pad = tf.zeros([1], dtype=F.dtype)  # stands for ∓∞, never used where it would matter
+        edges = tf.concat([pad, tf.convert_to_tensor(self.bin_edges, dtype=F.dtype), pad], axis=0)  # [K+1]
         k = tf.cast(tf.round(Y), tf.int32)
+        first, last = tf.equal(k, 0), tf.equal(k, self.num_bins - 1)
         upper = (tf.gather(edges, k + 1) - F) / self.sigma  # [...]
         lower = (tf.gather(edges, k) - F) / self.sigma  # [...]
-        return _log_ndtr_difference(upper, lower)
+        middle = _log_ndtr_difference(tf.where(last, lower + 1.0, upper), tf.where(first, upper - 1.0, lower))
+        return tf.where(first, _log_ndtr(upper), tf.where(last, _log_ndtr(-lower), middle))
 
     @inherit_check_shapes
     def _predict_log_density(self, X, Fmu, Fvar, Y) -> tf.Tensor:
