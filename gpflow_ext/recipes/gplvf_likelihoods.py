@@ -62,7 +62,8 @@ def rating_log_probabilities(
     target = sp.coo_matrix(target)
     rating_values = np.asarray(rating_values, dtype=np.float64)
     noise = model.base_noise(x_mean.shape[0], num_samples, seed)  # [J, N*, Q]
-    chunk = max(1, int(2e7 // (num_samples * model.output_dim)))
+    num_inducing = int(model.inducing_variable.num_inducing)
+    chunk = max(1, int(2e7 // (num_samples * model.output_dim * num_inducing)))  # rows: GPflow tiles [D, M, J·rows]
     likelihood = model.likelihood
     if isinstance(likelihood, gpflow.likelihoods.Gaussian):
         edges = tf.constant(0.5 * (rating_values[1:] + rating_values[:-1]), dtype=gpflow.config.default_float())
