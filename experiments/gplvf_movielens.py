@@ -33,6 +33,15 @@ alone (item biases fixed), so nothing about the predicted ratings is used. Predi
 offsets back; the test log-likelihood of y equals that of r at the shifted value (a known shift).
 ``--center none`` trains on the raw ratings (the per-item constant mean only).
 
+Likelihood (``--likelihood``): ``gaussian`` (the paper's) or ``ordinal`` (ordered probit,
+``gpflow_ext.likelihoods.Ordinal``): rating r is the class r - 1 (``--center classes``, implied), its bin edges
+learnt from 0.5, 1.5, 2.5, 3.5 with each item's constant mean at its mean class. Every model also reports
+``test_logprob_discrete``, the eq. 33 log-probability of the discrete test ratings: the ordinal model's own class
+probabilities, and for a Gaussian model its predictive density integrated over each rating's unit bin (end bins
+open), so the two are compared on one scale (``test_loglik`` stays each model's own: a density for the Gaussian);
+and ``coverage_50`` / ``coverage_90``, the fraction of test ratings inside central 50 % / 90 % intervals of those
+discrete predictive distributions (``width_*``: their mean number of rating values).
+
 Predictions are clipped to the rating range [1, 5] for every model (RMSE before clipping is
 reported too).
 
@@ -144,12 +153,14 @@ TRAINING_HELP = {
     "kl_x": "(a) KL(q(x)||p(x)) term: 'correct' (GPLVF's: base KL in closed form + Monte Carlo flow correction), "
             "'plain-monte-carlo' (every term by Monte Carlo, as before 2026-11-25) or the biased base-Gaussian ablation",
     "base_covariance": "q(x_n)'s base Gaussian: N(mu_n, diag s_n) or the paper's N(mu_n, s_n I) (eq. 2, 4)",
+    "likelihood": "p(rating | f): Gaussian on the (centred) ratings, or ordinal (ordered probit, learnt bin edges) on "
+                  "the rating classes (implies --center classes)",
 }
 TRAINING_CHOICES = {"lr_decay": LEARNING_RATE_DECAYS, "kernel": KERNEL_NAMES, "kl_x": sorted(KL_X_CHOICES),
-                    "base_covariance": tuple(BASE_COVARIANCE_NAMES)}
+                    "base_covariance": tuple(BASE_COVARIANCE_NAMES), "likelihood": ("gaussian", "ordinal")}
 TRAINING_FLAGS = {name: "--" + name.replace("_", "-") for name in (
     "latent_dim", "num_inducing", "batch_size", "learning_rate", "num_samples", "flow_learning_rate",
-    "local_learning_rate", "lr_decay", "natgrad_gamma", "kernel", "kl_x", "base_covariance")}
+    "local_learning_rate", "lr_decay", "natgrad_gamma", "kernel", "kl_x", "base_covariance", "likelihood")}
 
 
 def add_training_arguments(parser, names) -> None:
@@ -192,8 +203,9 @@ def build_parser():
                         help="(a) held-out test users: drawn with --seed, or the last --num-test-users user ids")
     add_training_arguments(parser, ["natgrad_gamma", "kernel"])
     parser.add_argument("--condition-fraction", type=float, default=0.5)
-    parser.add_argument("--center", choices=("bias", "none"), default="bias",
-                        help="train GPLVF on the residuals of a user/item-bias fit (default) or on the raw ratings")
+    parser.add_argument("--center", choices=("bias", "none", "classes"), default=None,
+                        help="train GPLVF on the residuals of a user/item-bias fit (default for a Gaussian), on the "
+                             "raw ratings, or on the classes rating - 1 (the ordinal likelihood's, and its default)")
     parser.add_argument("--gpy", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--gpy-iters", type=int, default=300)
     parser.add_argument("--gpy-splits", default="u1")
@@ -203,7 +215,7 @@ def build_parser():
                         help="amortised q(x_n): GPLVF's tf_keras encoder maps each masked row to (mu_n, s_n); in (a) "
                              "the held-out users are scored at the encoder's q(x*) ('amortised') and after the q(x*) "
                              "fit started from it")
-    add_training_arguments(parser, ["base_covariance"])
+    add_training_arguments(parser, ["base_covariance", "likelihood"])
     return parser
 
 
@@ -214,6 +226,11 @@ def main(argv=None):
         parser.error(f"--infer-samples must be >= 1, got {args.infer_samples}")
     if args.epochs is None:
         args.epochs = 3 if args.smoke else 150
+    if args.center is None:
+        args.center = "classes" if args.likelihood == "ordinal" else "bias"
+    if (args.likelihood == "ordinal") != (args.center == "classes"):
+        parser.error(f"--center classes goes with --likelihood ordinal and only with it, got --center {args.center} "
+                     f"and --likelihood {args.likelihood}")
     args.gpy_splits = args.gpy_splits.split(",")
     protocols = args.protocol.split(",")
     if args.kl_x != "correct" and protocols != ["a"]:
@@ -254,10 +271,13 @@ def main(argv=None):
         rows = []
         for name, row in results["a"].items():
             rows.append({"q(X)": name, "RMSE": row.get("rmse"), "paper RMSE": row.get("paper_rmse"),
-                         "test loglik": row.get("test_loglik"),
+                         "test loglik": row.get("test_loglik"), "discrete logprob": row.get("test_logprob_discrete"),
+                         "cover 50": row.get("coverage_50"), "cover 90": row.get("coverage_90"),
                          "s/epoch": row.get("seconds_per_epoch", row.get("seconds_per_iter"))})
-        print_table(rows, ["q(X)", "RMSE", "paper RMSE", "test loglik", "s/epoch"],
-                    title=f"(a) MovieLens 100K, {'validation users' if args.validation else 'test users'}, "
+        print_table(rows, ["q(X)", "RMSE", "paper RMSE", "test loglik", "discrete logprob", "cover 50", "cover 90",
+                           "s/epoch"],
+                    title=f"(a) MovieLens 100K, {args.likelihood}, "
+                          f"{'validation users' if args.validation else 'test users'}, "
                           f"kernel {args.kernel}, conditioning fraction {args.condition_fraction}, KL(q(x)) {args.kl_x}")
     if "b" in protocols:
         splits = {}
@@ -278,7 +298,8 @@ def main(argv=None):
         results["b"] = run_protocol_b(splits, config, peer=None if args.smoke else make_peer(args))  # small runs: GPy in (a) only
         names = [flow_name(k) for k in args.flows_b]
         print_table([dict(split=s, **r) for s, r in results["b"].items()],
-                    ["split"] + [f"{n}_rmse" for n in names] + ["bias_rmse", "gpy_rmse"]
+                    ["split"] + [f"{n}_rmse" for n in names] + [f"{n}_test_logprob_discrete" for n in names]
+                    + [f"{n}_coverage_90" for n in names] + ["bias_rmse", "gpy_rmse"]
                     + [f"{n}_seconds_per_epoch" for n in names] + ["gpy_seconds_per_iter"],
                     title="(b) MovieLens 100K uK.base -> uK.test RMSE")
     if "c" in protocols:

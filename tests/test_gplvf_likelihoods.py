@@ -112,8 +112,8 @@ def test_a_bernoulli_gplvf_trains_with_fit_and_improves_its_bound():
         (dict(likelihood=gpflow.likelihoods.Softmax(3)), TypeError, "likelihood must be"),
         (
             dict(likelihood=gpflow.likelihoods.SwitchedLikelihood([gpflow.likelihoods.Gaussian()])),
-            TypeError,
-            "SwitchedLikelihood",
+            ValueError,
+            "likelihood_columns is required with a SwitchedLikelihood",
         ),
         (dict(likelihood=gpflow.likelihoods.Bernoulli(), noise_variance=0.1), ValueError, "noise_variance"),
     ],

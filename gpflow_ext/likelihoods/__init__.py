@@ -1,8 +1,10 @@
 """Likelihoods: the MLGPF multi-label Bernoulli-logit with factor loadings (eq. 12-13, 21, 23), SV-DKL's
-softmax over mixed latent GPs, and expectations over observed entries only (``masked``, for GPLVF)."""
+softmax over mixed latent GPs, expectations over observed entries only (``masked``, for GPLVF), one likelihood
+per column (``columns``) and an ordered probit with learnt bin edges (:class:`Ordinal`)."""
 
-from . import masked, mixed_softmax
+from . import columns, masked, mixed_softmax, ordinal
 from .mixed_softmax import MixedSoftmax
 from .multilabel import MultiLabelBernoulli
+from .ordinal import Ordinal
 
-__all__ = ["MultiLabelBernoulli", "MixedSoftmax", "masked", "mixed_softmax"]
+__all__ = ["MultiLabelBernoulli", "MixedSoftmax", "Ordinal", "columns", "masked", "mixed_softmax", "ordinal"]

@@ -1,17 +1,16 @@
 """GPLVF: Bayesian GPLVM trained by stochastic variational inference with a flow q(X).
 
 Paper: "Gaussian process latent variable flows" (Sections 2-4, Appendix A). p(x_n) = N(0, I_Q); f_d ~ GP(m_d, k)
-with one kernel shared by the D outputs, u_d = f_d(Z); y_nd ~ p(y | f_d(x_n)) (Gaussian). q(u_d) = N(m_d, S_d)
-explicit; q(x_n) = a base Gaussian (:mod:`gpflow_ext.latents`) pushed through a flow shared by all rows (eq. 2, 4).
+with one kernel shared by the D outputs, u_d = f_d(Z); y_nd ~ p(y | f_d(x_n)) (Gaussian, or any scalar likelihood,
+one per column); q(u_d) = N(m_d, S_d); q(x_n) = a base Gaussian (:mod:`gpflow_ext.latents`) through a flow (eq. 2, 4).
 The bound (eq. 3, A.3 eq. 16-23) is a sum over rows, so minibatches of rows give unbiased estimates:
 
     L = Σ_n { Σ_{d ∈ o(n)} E_{q(x_n)} E_{q(f_d(x_n))} log p(y_nd | f_d(x_n)) - KL(q(x_n) ‖ p(x_n)) }
         - Σ_d KL(q(u_d) ‖ p(u_d)),
 
-with q(f) at the observed pairs from :mod:`gpflow_ext.conditionals.pairs`, the inner expectation from the
-likelihood's ``variational_expectations`` (eq. 20-21), x_n by reparameterised Monte Carlo, KL(q(x_n) ‖ p(x_n)) from
-an estimator of :mod:`gpflow_ext.kullback_leiblers`; missing entries are marginalised out (eq. 5). This module
-holds the parameters and the glue.
+with q(f) at the observed pairs from :mod:`gpflow_ext.conditionals.pairs`, the inner expectation from the (column's)
+likelihood's ``variational_expectations`` (eq. 20-21), x_n by reparameterised Monte Carlo, KL(q(x_n) ‖ p(x_n)) from an
+estimator of :mod:`gpflow_ext.kullback_leiblers`; missing entries are marginalised out (eq. 5).
 """
 
 import gpflow
@@ -38,6 +37,7 @@ from ..latents import (
     draw_row_keyed_base_noise,
     pca_latents,
 )
+from ..likelihoods.columns import columnwise_predict_mean_and_var, pairwise_variational_expectations
 from ..likelihoods.masked import likelihood_and_mean_for, masked_predict_log_density
 from ..validation import (
     check_latents,
@@ -56,14 +56,15 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
     ``GPLVF(Y, latent_dim=Q, num_inducing=M, flow=planar_flow(K, Q))``; ``Y`` [N, D] with NaN for missing
     entries (or ``mask=``, or a scipy.sparse matrix of observed entries). ``kernel``: a gpflow Kernel (default
-    SE-ARD with unit lengthscales, the paper's). Train with ``gpflow_ext.training.fit(model, model.training_data(),
-    batch_size=...)``: the data tuple is (values [N, D], mask [N, D], row index [N]).
+    SE-ARD with unit lengthscales, the paper's). ``likelihood``: any ``gpflow.likelihoods.ScalarLikelihood`` (None:
+    Gaussian), or ``SwitchedLikelihood([l_0, ...])`` with ``likelihood_columns`` [D] (ints): column d's likelihood
+    is l_{likelihood_columns[d]}. Train with ``gpflow_ext.training.fit(model, model.training_data(), batch_size=...)``:
+    the data tuple is (values [N, D], mask [N, D], row index [N]).
 
     * ``encoder``: a tf_keras network [B, 2D] -> [B, 2Q] amortising q(x_n) (:class:`~gpflow_ext.latents.EncoderLatents`);
       None: free per-row (μ_n, s_n) (:class:`~gpflow_ext.latents.PerRowLatents`); either is ``model.latents``.
     * ``base_covariance``: :class:`~gpflow_ext.latents.Diagonal` (default) or :class:`~gpflow_ext.latents.Isotropic`.
-    * ``kl_x``: a :class:`~gpflow_ext.kullback_leiblers.LatentKL` (None: closed form without a flow, the split Monte
-      Carlo estimator with one).
+    * ``kl_x``: a :class:`~gpflow_ext.kullback_leiblers.LatentKL` (None: closed form; split Monte Carlo with a flow).
     * ``variance_by``: a :class:`~gpflow_ext.conditionals.pairs.PairVariance` (None: chosen from the observed fraction).
     """
 
@@ -79,6 +80,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         mean_function: gpflow.mean_functions.MeanFunction | None = None,
         noise_variance: float | None = None,
         likelihood: gpflow.likelihoods.ScalarLikelihood | None = None,
+        likelihood_columns: np.ndarray | None = None,
         num_samples: int = 1,
         whiten: bool = True,
         encoder: tf_keras.Model | None = None,
@@ -124,8 +126,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         if not isinstance(kernel, gpflow.kernels.Kernel):
             raise TypeError(f"kernel must be a gpflow Kernel or None, got {type(kernel)}")
         self.kernel = kernel
-        self.likelihood, self.mean_function = likelihood_and_mean_for(
-            values, observed, likelihood, noise_variance, mean_function
+        self.likelihood, self.mean_function, self.likelihood_columns = likelihood_and_mean_for(
+            values, observed, likelihood, noise_variance, mean_function, likelihood_columns
         )
 
         self.q_mu = Parameter(np.zeros((num_inducing, output_dim)), name="q_mu")  # [M, D]
@@ -225,7 +227,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         """Mean and variance [..., D] of y at latent points ``Xnew`` [..., Q] (σ² included), as GPflow's; through
         q(x*) of new rows it is :meth:`predict_y_marginal`."""
         f_mean, f_var = self.predict_f(Xnew, full_cov=full_cov, full_output_cov=full_output_cov)
-        return self.likelihood.predict_mean_and_var(Xnew, f_mean, f_var)
+        return columnwise_predict_mean_and_var(self.likelihood, self.likelihood_columns, Xnew, f_mean, f_var)
 
     def prior_kl(self) -> tf.Tensor:
         """Σ_d KL(q(u_d) ‖ p(u_d)), closed form."""
@@ -262,10 +264,10 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         f_mean = f_mean + mean_at_pairs(self.mean_function, x, row_index, output_index, self.output_dim)
         y = tf.gather_nd(tf.cast(values, f_mean.dtype), pairs)  # [P]
         x_pairs = tf.gather(x, row_index, axis=1)  # [S, P, Q]
-        per_pair = tf.reduce_mean(
-            self.likelihood.variational_expectations(x_pairs, f_mean[..., None], f_var[..., None], y[None, :, None]),
-            axis=0,
-        )  # [P]
+        per_pair = pairwise_variational_expectations(
+            self.likelihood, self.likelihood_columns, x_pairs, f_mean, f_var, y[None], output_index
+        )  # [S, P]
+        per_pair = tf.reduce_mean(per_pair, axis=0)  # [P]
         expected_log_lik = tf.math.unsorted_segment_sum(per_pair, row_index, tf.shape(x_mean)[0])  # [B]
         return expected_log_lik, kl_x
 
@@ -353,25 +355,26 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         X, Y = data
         f_mean, f_var = self.predict_f(X, full_cov=full_cov, full_output_cov=full_output_cov)  # [N, D] each
         Y = tf.convert_to_tensor(Y, dtype=f_mean.dtype)
-        return masked_predict_log_density(self.likelihood, X, Y, tf.logical_not(tf.math.is_nan(Y)), f_mean, f_var)
+        observed, cols = tf.logical_not(tf.math.is_nan(Y)), self.likelihood_columns
+        return masked_predict_log_density(self.likelihood, X, Y, observed, f_mean, f_var, cols)
 
     def predict_log_density_marginal(
         self, Y_test, x_mean, x_var, *, mask=None, num_samples: int = 100, seed: int = 0
     ) -> tf.Tensor:
-        """log p(y*_test | Y) per row [N*] by eq. 33: log 1/J Σ_j Π_{d ∈ test} p(y*_d | x*_j) with x*_j ~ q(x*)
-        and p(y*_d | x) = N(μ_d(x), v_d(x) + σ²). ``Y_test`` [N*, D] holds the test entries (NaN elsewhere, or
+        """log p(y*_test | Y) per row [N*] by eq. 33: log 1/J Σ_j Π_{d ∈ test} p(y*_d | x*_j), x*_j ~ q(x*),
+        p(y*_d | x) the likelihood's predictive at q(f_d(x)); ``Y_test`` [N*, D]: test entries (NaN elsewhere, or
         ``mask``)."""
         values, observed = self._test_entries(Y_test, mask)
         x_mean, x_var = check_latents(x_mean, x_var, self.latent_dim)
         if x_mean.shape[0] != values.shape[0]:
             raise ValueError(f"x_mean has {x_mean.shape[0]} rows but Y_test has {values.shape[0]}")
         x_all = self.latent_draws(x_mean, x_var, self.base_noise(x_mean.shape[0], num_samples, seed))  # [J, N*, Q]
-        out = []
+        out, lik, cols = [], self.likelihood, self.likelihood_columns
         for start, stop in self._row_chunks(values.shape[0], num_samples):
             x = x_all[:, start:stop]  # [J, n, Q]
             f_mean, f_var = self.predict_f(x)  # [J, n, D]
             y = tf.constant(values[None, start:stop], dtype=f_mean.dtype)  # [1, n, D]
-            log_dens = masked_predict_log_density(self.likelihood, x, y, observed[None, start:stop], f_mean, f_var)
+            log_dens = masked_predict_log_density(lik, x, y, observed[None, start:stop], f_mean, f_var, cols)
             out.append(tf.reduce_logsumexp(log_dens, axis=0) - float(np.log(num_samples)))  # [n]
         return tf.concat(out, axis=0)  # [N*]
 

@@ -30,6 +30,7 @@ from ..models.new_rows_latents import NewRowsLatents
 from ..training import NaturalGradientUpdate, adam_by_group, decayed_learning_rate, fit
 from ..training.data import steps_per_epoch
 from ..validation import check_observations, check_positive_int, check_positive_number
+from .gplvf_likelihoods import likelihood_arguments
 
 __all__ = [
     "KERNEL_NAMES",
@@ -251,6 +252,7 @@ class GPLVFTraining:
     local_learning_rate: float | None = None
     identity_at_zero: bool = True
     encoder: bool = False
+    likelihood: str = "gaussian"
 
     def group_rates(self, flow_length: int) -> dict[str, float]:
         """``group_learning_rates`` of a model with ``flow_length`` planar layers."""
@@ -294,12 +296,14 @@ def train_gplvf(
     warm_start: GPLVF | None = None,
     identity_at_zero: bool = True,
     encoder: bool = False,
+    likelihood: str = "gaussian",
 ):
     """Build a GPLVF on ``train`` with ``flow_length`` planar layers (0 = Gaussian q(X)), trainable Z, and train
     it (:func:`train_with_fit`); returns (model, History).
 
     ``kl_x``: a key of :data:`KL_X_CHOICES`; ``base_covariance``: "diagonal" or "isotropic"; ``kernel``: a name of
-    :func:`make_kernel`; ``encoder``: amortise q(x_n) with :func:`build_encoder`. ``warm_start``: a trained
+    :func:`make_kernel`; ``encoder``: amortise q(x_n) with :func:`build_encoder`; ``likelihood``: a name of
+    :data:`~gpflow_ext.recipes.gplvf_likelihoods.LIKELIHOOD_NAMES`. ``warm_start``: a trained
     Gaussian-q(X) GPLVF on the same data whose parameters the new model starts from (its flow starts near the
     identity)."""
     if kl_x not in KL_X_CHOICES:
@@ -310,7 +314,7 @@ def train_gplvf(
     flow = (
         planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero) if flow_length > 0 else None
     )
-    values, _ = check_observations(train, name="train")
+    values, observed = check_observations(train, name="train")
     model = GPLVF(
         train,
         latent_dim,
@@ -322,6 +326,7 @@ def train_gplvf(
         base_covariance=BASE_COVARIANCE_NAMES[base_covariance](),
         encoder=build_encoder(values.shape[1], latent_dim) if encoder else None,
         kl_x=KL_X_CHOICES[kl_x](flow),
+        **likelihood_arguments(likelihood, values, observed),
     )
     gpflow.utilities.set_trainable(model.inducing_variable, True)
     if warm_start is not None:

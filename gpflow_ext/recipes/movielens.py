@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .gplvf import GPLVFTraining, flow_summaries, infer_latent
+from .gplvf_likelihoods import discrete_rating_metrics
 from .movielens_data import (
     RATING_RANGE,
     bias_baseline,
@@ -43,6 +44,7 @@ __all__ = [
 ]
 
 Peer = Callable[[sp.csr_matrix, sp.csr_matrix], dict | None]
+RATING_VALUES = np.arange(RATING_RANGE[0], RATING_RANGE[1] + 1)  # the discrete rating scale 1..5
 
 
 # ------------------------------------------------------------------------------------ bias baseline
@@ -53,16 +55,21 @@ def evaluate_at(
 ) -> dict[str, Any]:
     """RMSE (clipped to the rating range, and raw) and eq. 33 test log-likelihood per rating of the target entries
     at q(x*) = (x_mean, x_var). ``biases`` = (mu, b_u [rows of target], b_i) when the model was trained on bias
-    residuals: predictions add them back; the log-likelihood is the model's on the residuals (the same density)."""
+    residuals: predictions add them back; the log-likelihood is the model's on the residuals (the same density).
+    ``test_loglik`` is the model's own: a density of the continuous rating for a Gaussian model, the probability of
+    the discrete rating for an ordinal one; ``test_logprob_discrete`` (both models: the discrete rating's
+    probability) and the 50 % / 90 % interval ``coverage_*`` / ``width_*`` are
+    :func:`~gpflow_ext.recipes.gplvf_likelihoods.discrete_rating_metrics`."""
     target = sp.csr_matrix(target)
     has_target = np.diff(target.indptr) > 0
     model_target = target if biases is None else subtract_biases(target, *biases)
     mean, _ = model.predict_y_marginal(x_mean[has_target], x_var[has_target], num_samples=num_samples, seed=seed)
     t = target[has_target].tocoo()
-    pred = mean.numpy()[t.row, t.col]
+    pred, offsets = mean.numpy()[t.row, t.col], None
     if biases is not None:
         mu, b_u, b_i = biases
-        pred = pred + mu + b_u[np.flatnonzero(has_target)[t.row]] + b_i[t.col]
+        offsets = mu + b_u[np.flatnonzero(has_target)[t.row]] + b_i[t.col]
+        pred = pred + offsets
     test_ll = model.test_log_likelihood(
         dense_with_nan(model_target[has_target]),
         x_mean[has_target],
@@ -70,10 +77,14 @@ def evaluate_at(
         num_samples=num_samples,
         seed=seed,
     )
+    discrete = discrete_rating_metrics(
+        model, x_mean[has_target], x_var[has_target], t, RATING_VALUES, offsets, num_samples, seed
+    )
     return {
         "rmse": rmse(np.clip(pred, *RATING_RANGE), t.data),
         "rmse_unclipped": rmse(pred, t.data),
         "test_loglik": test_ll,
+        **discrete,
         "num_test": int(t.nnz),
     }
 
@@ -97,6 +108,14 @@ class NewRowsSettings:
     infer_decay: str = "cosine"
     infer_samples: int = 8
     logdir: Path | None = None
+
+    def __post_init__(self):
+        if (self.training.likelihood == "ordinal") != (self.center == "classes"):
+            raise ValueError(
+                "an ordinal likelihood models ratings as classes: center='classes' goes with "
+                f"training.likelihood='ordinal' and only with it, got center={self.center!r} and likelihood="
+                f"{self.training.likelihood!r}"
+            )
 
     def infer(self, model, observed):
         return infer_latent(
@@ -212,9 +231,9 @@ def run_protocol_a(ratings: sp.csr_matrix, config: ProtocolA, peer: Peer | None 
 def run_protocol_b(
     ratings_by_split: dict[str, tuple[sp.csr_matrix, sp.csr_matrix]], config: ProtocolB, peer: Peer | None = None
 ) -> dict[str, dict]:
-    """Protocol (b): per split, ``{name}_rmse``, ``{name}_test_loglik``, ``{name}_seconds_per_epoch`` and
-    ``{name}_final_elbo`` for each flow length (the rows' own q(x_n) predict their test ratings), ``bias_rmse``
-    and, on ``peer_splits``, ``gpy_*``."""
+    """Protocol (b): per split, ``{name}_rmse``, ``{name}_test_loglik``, ``{name}_seconds_per_epoch``,
+    ``{name}_final_elbo`` and the discrete-rating metrics of :func:`evaluate_at` for each flow length (the rows'
+    own q(x_n) predict their test ratings), ``bias_rmse`` and, on ``peer_splits``, ``gpy_*``."""
     results = {}
     for split, (train, test) in ratings_by_split.items():
         row = {}
@@ -228,6 +247,8 @@ def run_protocol_b(
             ev = evaluate_at(model, x_mean, x_var, test, config.predict_samples, config.training.seed, biases=biases)
             row[f"{name}_rmse"] = ev["rmse"]
             row[f"{name}_test_loglik"] = ev["test_loglik"]
+            for key in ("test_logprob_discrete", "coverage_50", "coverage_90", "width_50", "width_90"):
+                row[f"{name}_{key}"] = ev[key]
             row[f"{name}_seconds_per_epoch"] = history.median_seconds_per_epoch()
             row[f"{name}_final_elbo"] = -history.final_objective
         row["bias_rmse"] = bias_baseline(train, test)["rmse"]

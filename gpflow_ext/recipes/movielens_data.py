@@ -119,11 +119,20 @@ def centre(train: sp.csr_matrix, new_rows: sp.csr_matrix | None, how: str):
     """(what GPLVF trains on, what it conditions on for ``new_rows``, biases for :func:`evaluate_at` on new rows).
 
     ``how="bias"``: residuals of mu + b_u + b_i fitted on ``train``; new rows get b_u from their own observed
-    entries (:func:`row_biases`). ``how="none"``: the ratings as they are."""
+    entries (:func:`row_biases`). ``how="none"``: the ratings as they are. ``how="classes"``: rating r as the
+    class r - 1 (0..4, for an ordinal likelihood; the biases are then (1, 0, 0))."""
     if how == "none":
         return train, new_rows, None
+    if how == "classes":
+        items = np.zeros(train.shape[1])
+
+        def classes(matrix):
+            return subtract_biases(matrix, 1.0, np.zeros(matrix.shape[0]), items)
+
+        shift = (1.0, np.zeros((train if new_rows is None else new_rows).shape[0]), items)
+        return classes(train), None if new_rows is None else classes(new_rows), shift
     if how != "bias":
-        raise ValueError(f"center must be 'bias' or 'none', got {how!r}")
+        raise ValueError(f"center must be 'bias', 'none' or 'classes', got {how!r}")
     mu, b_u, b_i = fit_biases(train)
     if new_rows is None:  # predict at the training rows themselves (protocol b)
         return subtract_biases(train, mu, b_u, b_i), None, (mu, b_u, b_i)
