@@ -14,6 +14,15 @@ the recipe as it is). Each candidate is trained on each split's fit rows and sco
 The result file holds every candidate's per-split P@1/3/5, their mean and sd, the rule and the choice
 (``gpflow_ext.recipes.mlgpf_select.choose``: the highest mean P@1; candidates within ``--margin`` points of it
 are ties, the first of them in the order given is chosen).
+
+Several datasets in one command write one ``--output`` file: ``{"datasets": {name: that dataset's selection},
+"ranking": ...}``, the ranking by ``gpflow_ext.recipes.mlgpf_select.rank_across`` (each candidate's mean rank over
+the datasets and P@1/3/5). A self-tuning candidate (``recipe=label-gps-auto``) chooses σ² inside each split from
+the split's fit rows; a fit whose resolved config and rows equal one already made (in this run, in ``--output``
+with ``--resume``, or in a ``--reuse FILE``) is taken from it:
+
+    python -m experiments.mlgpf_select --dataset medical enron tmc2007-500 bibtex --folds 5 \\
+        --candidate kernel_variance=12 --candidate recipe=label-gps-auto [--reuse EARLIER.json] --output cv.json
 """
 import json
 from pathlib import Path

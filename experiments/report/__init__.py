@@ -43,7 +43,7 @@ def generator(name: str) -> Callable[[Callable[[], str]], Callable[[], str]]:
 
 def generators() -> dict[str, Callable[[], str]]:
     """Every registered generator by name (the paper modules register on import)."""
-    from experiments.report import gplvf, mlgpf, mlgpf_selection, svdkl, svdkl_budgets, training  # noqa: F401  (registration)
+    from experiments.report import gplvf, mlgpf, mlgpf_four_sets, mlgpf_selection, svdkl, svdkl_budgets, training  # noqa: F401  (registration)
 
     return dict(_GENERATORS)
 
