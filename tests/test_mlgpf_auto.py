@@ -103,7 +103,7 @@ def test_run_records_the_tuning_and_never_uses_the_test_rows():
     assert first["config"]["kernel_variance_grid"] is None and first["tuning"]["grid"] == [0.5, 4.0]
 
 
-def test_select_resolves_per_split_and_reuses_an_identical_fit():
+def test_select_resolves_per_split_and_reuses_an_identical_fit(monkeypatch):
     (X, Y), _ = _problem()
     fits = []
 
@@ -117,6 +117,18 @@ def test_select_resolves_per_split_and_reuses_an_identical_fit():
     assert fits == [2.0, 2.0]  # the tuned candidate chose σ² = 2 on both splits: the fixed fits were reused
     tuned = out["candidates"][1]
     assert [s["tuning"]["chosen"] for s in tuned["splits"]] == [2.0, 2.0] and tuned["P@1 mean"] == 2.0
+    # resumed from its own outcome: nothing is tuned or fitted again
+    import gpflow_ext.recipes.mlgpf_select as selection
+
+    def no_tuning(config, X, Y):
+        assert config.kernel_variance_grid is None, "tuned again"
+        return config, None
+
+    monkeypatch.setattr(selection, "resolve_config", no_tuning)
+    fits.clear()
+    again = select(X, Y, [{"kernel_variance": 2.0, "rank": 20}, auto], kfold_splits(X.shape[0], 2), run=fake_run,
+                   previous=out)
+    assert fits == [] and again["candidates"] == out["candidates"]
 
 
 def test_rank_across_datasets_averages_ranks_and_breaks_ties_by_order():

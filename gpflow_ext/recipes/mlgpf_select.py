@@ -236,11 +236,11 @@ def select(
     for row in (previous or {}).get("candidates", []):
         for score in row.get("splits", []):
             sizes = (score["split"], score["n_fit"], score["n_held_out"])
+            reuse[(row["name"], _key(row["config"]), *sizes)] = score
             if "tuning" in score:  # a self-tuning candidate's fit: its config resolved on that split
-                config = {**row["config"], "kernel_variance": score["tuning"]["chosen"], "kernel_variance_grid": None}
-                fits[(_key(config), *sizes)] = {k: v for k, v in score.items() if k != "tuning"}
+                as_fit = {**row["config"], "kernel_variance": score["tuning"]["chosen"], "kernel_variance_grid": None}
+                fits[(_key(as_fit), *sizes)] = {k: v for k, v in score.items() if k != "tuning"}
             else:
-                reuse[(row["name"], _key(row["config"]), *sizes)] = score
                 fits[(_key(row["config"]), *sizes)] = score
 
     def outcome(complete: bool) -> dict[str, Any]:
@@ -260,11 +260,18 @@ def select(
             # a self-tuning config is resolved on the split's fit rows first; a fit of the same resolved config
             # on the same split (by another candidate, or in ``previous``) is the same computation and is reused
             start = time.perf_counter()
-            resolved, tuning = resolve_config(config, X[fit_rows], Y[fit_rows])
             sizes = (index, int(len(fit_rows)), int(len(held_rows)))
+            earlier = reuse.get((row["name"], _key(row["config"]), *sizes))
+            tuning: dict[str, Any] | None
+            if earlier is not None and "tuning" in earlier:  # this candidate's own earlier fit: no second tuning
+                resolved = dataclasses.replace(
+                    config, kernel_variance=earlier["tuning"]["chosen"], kernel_variance_grid=None
+                )
+                tuning = earlier["tuning"]
+            else:
+                resolved, tuning = resolve_config(config, X[fit_rows], Y[fit_rows])
             key = (_key(resolved.as_dict()), *sizes)
-            score = reuse.get((row["name"], *key)) if tuning is None else None
-            score = score or fits.get(key)
+            score = earlier or fits.get(key)
             reused = score is not None
             if score is None:
                 result = run(resolved, (X[fit_rows], Y[fit_rows]), (X[held_rows], Y[held_rows]), progress=False)
