@@ -3,6 +3,8 @@ TMC2007-500, Bibtex): the candidates' 5-fold cross-validation on the training fi
 the chosen recipe's test runs against the peers, paired over the same test rows (see experiments.report)."""
 from typing import Any
 
+import numpy as np
+
 from experiments.report import REPO, fmt, generator, load, markdown_table
 
 STORE = "docs/mlgpf/results/selection"
@@ -15,7 +17,11 @@ KS = (1, 3, 5)
 
 
 def _paired(dataset: str) -> str:
-    return f"{STORE}/{dataset}-best-vs-peers-paired.json"
+    return f"{STORE}/{dataset}-recipe-vs-peers-paired.json"
+
+
+def _peers(dataset: str) -> str:
+    return f"{STORE}/{dataset}-peers-10runs-rows.json"
 
 
 def _has(path: str) -> bool:
@@ -104,33 +110,46 @@ def paired_table() -> str:
         for c in paired["comparisons"]:
             for k in paired["ks"]:
                 p = c[f"P@{k}"]
-                rows.append([NAMES[dataset], _name(c["b"]), f"P@{k}", f"{p['runs_a']} × {p['runs_b']}",
+                rows.append([NAMES[dataset], _name(c["a"]), _name(c["b"]), f"P@{k}", f"{p['runs_a']} × {p['runs_b']}",
                              f"{p['mean_difference']:+.2f}",
                              f"{p['interval'][0]:+.2f} to {p['interval'][1]:+.2f}",
                              f"{p['wins']} / {p['ties']} / {p['losses']}", _verdict(p)])
-    return markdown_table(["set", "peer", "score", "pairs of runs", "recipe − peer (mean paired difference)",
+    return markdown_table(["set", "recipe", "peer", "score", "pairs of runs", "recipe − peer (mean paired difference)",
                            "95% bootstrap interval (test rows)", "wins / ties / losses", "recipe is"], rows)
 
 
 @generator("mlgpf-readme-four-sets")
 def readme_table() -> str:
-    """Per set: the recipe's median P@k over its seeds and the best peer's median (the peer named)."""
+    """Per set: the recipe's median P@k over its seeds (where it was run on the test split) and the best peer's
+    median of its runs (the peer named)."""
     rows = []
     for dataset in DATASETS:
-        if not _has(_paired(dataset)):
+        methods: dict[str, dict[str, Any]] = {}
+        if _has(_paired(dataset)):
+            methods = load(_paired(dataset))["methods"]
+        elif _has(_peers(dataset)):
+            grouped: dict[str, list[dict[str, Any]]] = {}
+            for row in load(_peers(dataset))["results"]:
+                grouped.setdefault(row["method"], []).append(row)
+            for name, runs in grouped.items():
+                methods[name] = {"runs": runs, "summary": {
+                    f"P@{k}": {"median": float(np.median([r[f"P@{k}"] for r in runs]))} for k in KS}}
+        else:
             continue
-        paired = load(_paired(dataset))
-        recipe = next((n for n in paired["methods"] if n.startswith("recipe ")), None)
-        if recipe is None:
-            continue
-        cells = []
-        for k in KS:
-            ours = paired["methods"][recipe]["summary"][f"P@{k}"]["median"]
-            peers = {n: m["summary"][f"P@{k}"]["median"] for n, m in paired["methods"].items() if n != recipe}
-            best = max(peers, key=peers.get)
-            mark = "**" if ours >= peers[best] else ""
-            cells.append(f"{mark}{fmt(ours)}{mark} vs {fmt(peers[best])} ({_name(best)})")
-        runs = len(paired["methods"][recipe]["runs"])
-        rows.append([NAMES[dataset], _name(recipe), runs, *cells])
+        recipes = [n for n in methods if n.startswith("recipe ")] or [None]
+        peers = {k: {n: m["summary"][f"P@{k}"]["median"] for n, m in methods.items() if not n.startswith("recipe ")}
+                 for k in KS}
+        for recipe in recipes:
+            cells = []
+            for k in KS:
+                best = max(peers[k], key=lambda n, k=k: peers[k][n])
+                if recipe is None:
+                    cells.append(f"- vs {fmt(peers[k][best])} ({_name(best)})")
+                    continue
+                ours = methods[recipe]["summary"][f"P@{k}"]["median"]
+                mark = "**" if ours >= peers[k][best] else ""
+                cells.append(f"{mark}{fmt(ours)}{mark} vs {fmt(peers[k][best])} ({_name(best)})")
+            runs = len(methods[recipe]["runs"]) if recipe else 0
+            rows.append([NAMES[dataset], _name(recipe) if recipe else "not run on the test split", runs, *cells])
     return markdown_table(["set", "recipe", "seeds", *[f"P@{k}: recipe median vs best peer median" for k in KS]],
                           rows)
