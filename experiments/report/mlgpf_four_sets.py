@@ -53,19 +53,39 @@ def cv_table() -> str:
     return markdown_table(header, rows)
 
 
+def _common_folds(outcome: dict[str, Any]) -> dict[str, Any] | None:
+    """The outcome restricted to the folds every candidate has (means recomputed over them); None if none."""
+    shared = set.intersection(*[{s["split"] for s in c["splits"]} for c in outcome["candidates"]])
+    if not shared:
+        return None
+    rows = []
+    for c in outcome["candidates"]:
+        splits = [s for s in c["splits"] if s["split"] in shared]
+        rows.append({"name": c["name"], **{f"P@{k} mean": float(np.mean([s[f"P@{k}"] for s in splits])) for k in KS}})
+    return {"candidates": rows, "complete": outcome.get("complete", False), "folds": sorted(shared)}
+
+
 @generator("mlgpf-four-sets-rank")
 def rank_sentence() -> str:
+    from gpflow_ext.recipes.mlgpf_select import rank_across
+
     cv = load(CV)
     ranking = cv.get("ranking")
-    done = {d: min(len(c["splits"]) for c in o["candidates"]) for d, o in cv["datasets"].items()}
-    state = ", ".join(f"{NAMES.get(d, d)} {n}" for d, n in done.items())
-    if ranking is None:
-        return f"No ranking yet (folds done by every candidate: {state})."
-    means = ", ".join(f"{CANDIDATES.get(n, n)} {fmt(r)}" for n, r in ranking["mean_rank"].items())
-    complete = "complete" if ranking["complete"] and len(done) == len(DATASETS) else (
-        f"not complete: folds done by every candidate: {state}; a set's means are over the folds each candidate has")
-    return (f"Rule (stored in the file): {ranking['rule']}. Mean ranks: {means}. "
-            f"Chosen: {CANDIDATES.get(ranking['chosen'], ranking['chosen'])} ({complete}).")
+    if ranking is not None and ranking["complete"] and set(cv["datasets"]) == set(DATASETS):
+        means = ", ".join(f"{CANDIDATES.get(n, n)} {fmt(r)}" for n, r in ranking["mean_rank"].items())
+        return (f"Rule (stored in the file): {ranking['rule']}. Mean ranks: {means}. "
+                f"Chosen: {CANDIDATES.get(ranking['chosen'], ranking['chosen'])}.")
+    common = {d: _common_folds(o) for d, o in cv["datasets"].items()}
+    usable = {d: o for d, o in common.items() if o is not None}
+    missing = [NAMES.get(d, d) for d in DATASETS if d not in usable]
+    state = "; ".join(f"{NAMES.get(d, d)}: folds {', '.join(map(str, o['folds']))}" for d, o in usable.items())
+    if not usable:
+        return "Not complete: no fold has been scored by every candidate yet, so there is no ranking."
+    partial = rank_across(usable)
+    means = ", ".join(f"{CANDIDATES.get(n, n)} {fmt(r)}" for n, r in partial["mean_rank"].items())
+    return (f"**Not complete**, so the rule has not chosen yet. On the folds every candidate has ({state}; "
+            f"not scored by every candidate: {', '.join(missing) or 'none'}), the same ranking gives mean ranks "
+            f"{means}: {CANDIDATES.get(partial['chosen'], partial['chosen'])} first.")
 
 
 def _range(summary: dict[str, float]) -> str:
