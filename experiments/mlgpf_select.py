@@ -14,15 +14,33 @@ the recipe as it is). Each candidate is trained on each split's fit rows and sco
 The result file holds every candidate's per-split P@1/3/5, their mean and sd, the rule and the choice
 (``gpflow_ext.recipes.mlgpf_select.choose``: the highest mean P@1; candidates within ``--margin`` points of it
 are ties, the first of them in the order given is chosen).
+
+Several datasets in one command write one ``--output`` file: ``{"datasets": {name: that dataset's selection},
+"ranking": ...}``, the ranking by ``gpflow_ext.recipes.mlgpf_select.rank_across`` (each candidate's mean rank over
+the datasets and P@1/3/5). A self-tuning candidate (``recipe=label-gps-auto``) chooses σ² inside each split from
+the split's fit rows; a fit whose resolved config and rows equal one already made (in this run, in ``--output``
+with ``--resume``, or in a ``--reuse FILE``) is taken from it:
+
+    python -m experiments.mlgpf_select --dataset medical enron tmc2007-500 bibtex --folds 5 \\
+        --candidate kernel_variance=12 --candidate recipe=label-gps-auto [--reuse EARLIER.json] --output cv.json
 """
 import json
+from pathlib import Path
 from typing import Any
 
 from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import base_parser, print_table
 from gpflow_ext.recipes.mlgpf_config import METHODS, RECIPES
 from gpflow_ext.recipes.mlgpf_data import load_training_file
-from gpflow_ext.recipes.mlgpf_select import kfold_splits, parse_candidate, parse_grid, select, validation_splits
+from gpflow_ext.recipes.mlgpf_select import (
+    candidate_name,
+    kfold_splits,
+    parse_candidate,
+    parse_grid,
+    rank_across,
+    select,
+    validation_splits,
+)
 from gpflow_ext.results import write_results
 
 #: ``--smoke``: training rows kept and the settings fixed for every candidate unless given
@@ -32,7 +50,9 @@ SMOKE: dict[str, int] = dict(max_rows=300, epochs=2, rank=30, batch_size=100)
 def main(argv=None) -> dict[str, Any]:
     parser = base_parser(__doc__.splitlines()[0], float32=True, logdir=False,
                          smoke=f"the first {SMOKE['max_rows']} training rows, 2 epochs, rank 30")
-    parser.add_argument("--dataset", default="bibtex", help="a multi-label dataset under --data-dir (as in mlgpf_xmc)")
+    parser.add_argument("--dataset", nargs="+", default=["bibtex"],
+                        help="multi-label datasets under --data-dir (as in mlgpf_xmc); with several, one --output file "
+                             "holds each dataset's selection and the candidates' mean rank over them")
     parser.add_argument("--method", default="s-linear", choices=METHODS)
     parser.add_argument("--recipe", default="label-gps", choices=sorted(RECIPES),
                         help="the recipe the candidates modify")
@@ -51,6 +71,9 @@ def main(argv=None) -> dict[str, Any]:
     parser.add_argument("--resume", action="store_true",
                         help="reuse the fits already in --output (same rows, splits and configs) and refit only the "
                              "rest; --output is rewritten after every fit (complete: false until the last)")
+    parser.add_argument("--reuse", action="append", default=[], type=Path, metavar="FILE",
+                        help="an earlier selection file: its fits of the same configs on the same dataset, rows "
+                             "and splits are reused (repeat)")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")
@@ -66,39 +89,70 @@ def main(argv=None) -> dict[str, Any]:
     if args.smoke:
         max_rows = max_rows or SMOKE["max_rows"]
         base.update({k: v for k, v in SMOKE.items() if k != "max_rows" and base.get(k) is None})
-    try:
-        X, Y = load_training_file(args.dataset, args.data_dir, max_rows)  # the test file is never opened
-    except FileNotFoundError as error:
-        parser.error(f"--dataset {args.dataset!r}: {error}")
-    if args.validation_fraction is not None:
-        splits, scheme = validation_splits(X.shape[0], args.validation_fraction, args.seed), {
-            "kind": "validation split", "fraction": args.validation_fraction, "seed": args.seed}
-    else:
-        splits, scheme = kfold_splits(X.shape[0], args.folds, args.seed), {
-            "kind": "k-fold", "folds": args.folds, "shuffle": True, "random_state": args.seed}
-    header = {"dataset": args.dataset, "recipe": args.recipe, "method": args.method, "split": "train",
-              "n_train_rows": int(X.shape[0]), "scheme": scheme,
-              "fixed": {k: v for k, v in base.items() if v is not None}, "smoke": bool(args.smoke)}
-    previous = None
+    fixed = {k: v for k, v in base.items() if v is not None}
+    reused = [json.loads(path.read_text()) for path in args.reuse]
+    previous_file = None
     if args.resume and args.output is not None and args.output.exists():
-        previous = json.loads(args.output.read_text())
-        if {k: previous.get(k) for k in header} != json.loads(json.dumps(header)):
-            parser.error(f"--resume: {args.output} was made on other rows, splits or settings")
+        previous_file = json.loads(args.output.read_text())
+    combined = len(args.dataset) > 1
+    outcomes: dict[str, Any] = {}
 
-    def save(partial):  # each fit lands in --output, so a stopped run loses at most one fit
+    def save(current):  # each fit lands in --output, so a stopped run loses at most one fit
         if args.output is not None:
-            write_results({**header, **partial}, args.output, seeds=[args.seed])
+            write_results(bundle(current), args.output, seeds=[args.seed])
 
-    outcome = select(X, Y, candidates, splits, recipe=args.recipe, method=args.method, dataset=args.dataset,
-                     base=base, metric=args.metric, margin=args.margin, log=lambda line: print(line, flush=True),
-                     previous=previous, progress=save)
-    table = [{"candidate": c["name"], **{k: c[k] for k in c if k.endswith((" mean", " sd"))}}
-             for c in outcome["candidates"]]
-    print_table(table, ["candidate", "P@1 mean", "P@1 sd", "P@3 mean", "P@3 sd", "P@5 mean", "P@5 sd"],
-                title=f"{args.dataset} training file: {scheme['kind']} ({len(splits)} split(s))")
-    selection = outcome["selection"]
-    print(f"rule: {selection['rule']}\nchosen: {selection['chosen']} (ties: {', '.join(selection['ties'])})")
-    result = {**header, **outcome}
+    def bundle(current):
+        if not combined:
+            return current
+        out = {"datasets": current, "candidates": [candidate_name(c) for c in candidates]}
+        if all(r.get("candidates") and all("P@1 mean" in c for c in r["candidates"]) for r in current.values()):
+            out["ranking"] = rank_across(current)
+        return out
+
+    for dataset in args.dataset:
+        try:
+            X, Y = load_training_file(dataset, args.data_dir, max_rows)  # the test file is never opened
+        except FileNotFoundError as error:
+            parser.error(f"--dataset {dataset!r}: {error}")
+        if args.validation_fraction is not None:
+            splits, scheme = validation_splits(X.shape[0], args.validation_fraction, args.seed), {
+                "kind": "validation split", "fraction": args.validation_fraction, "seed": args.seed}
+        else:
+            splits, scheme = kfold_splits(X.shape[0], args.folds, args.seed), {
+                "kind": "k-fold", "folds": args.folds, "shuffle": True, "random_state": args.seed}
+        header = {"dataset": dataset, "recipe": args.recipe, "method": args.method, "split": "train",
+                  "n_train_rows": int(X.shape[0]), "scheme": scheme, "fixed": fixed, "smoke": bool(args.smoke)}
+        previous = {"candidates": []}
+        if previous_file is not None:
+            earlier = previous_file.get("datasets", {}).get(dataset) if combined else previous_file
+            if earlier is not None:
+                if {k: earlier.get(k) for k in header} != json.loads(json.dumps(header)):
+                    parser.error(f"--resume: {args.output} was made on other rows, splits or settings")
+                previous["candidates"] += earlier["candidates"]
+        for other in reused:  # earlier runs on the same rows and splits: their fits are reused by config
+            if other.get("dataset") == dataset and other.get("n_train_rows") == header["n_train_rows"] \
+                    and other.get("scheme") == json.loads(json.dumps(scheme)):
+                previous["candidates"] += other["candidates"]
+
+        def progress(partial, header=header, dataset=dataset):
+            save({**outcomes, dataset: {**header, **partial}} if combined else {**header, **partial})
+
+        outcome = select(X, Y, candidates, splits, recipe=args.recipe, method=args.method, dataset=dataset,
+                         base=base, metric=args.metric, margin=args.margin,
+                         log=lambda line, d=dataset: print(f"{d}: {line}", flush=True),
+                         previous=previous, progress=progress)
+        table = [{"candidate": c["name"], **{k: c[k] for k in c if k.endswith((" mean", " sd"))}}
+                 for c in outcome["candidates"]]
+        print_table(table, ["candidate", "P@1 mean", "P@1 sd", "P@3 mean", "P@3 sd", "P@5 mean", "P@5 sd"],
+                    title=f"{dataset} training file: {scheme['kind']} ({len(splits)} split(s))")
+        selection = outcome["selection"]
+        print(f"rule: {selection['rule']}\nchosen: {selection['chosen']} (ties: {', '.join(selection['ties'])})")
+        outcomes[dataset] = {**header, **outcome}
+    result = bundle(outcomes) if combined else outcomes[args.dataset[0]]
+    if combined:
+        ranking = result["ranking"]
+        print(f"rule: {ranking['rule']}\nmean ranks: " +
+              ", ".join(f"{n} {r:.2f}" for n, r in ranking["mean_rank"].items()) + f"\nchosen: {ranking['chosen']}")
     write_results(result, args.output, seeds=[args.seed])
     return result
 

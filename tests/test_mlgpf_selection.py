@@ -220,3 +220,24 @@ def test_peers_need_the_peers_interpreter_variable(run_python, dataset_path, dat
     completed = run_python("-m", "experiments.xmc_baselines", "--data-dir", data_dir, "--smoke", "--methods",
                            "omikuji", env={"GPFLOW_EXT_PEERS_PYTHON": ""}, check=False)
     assert completed.returncode != 0 and "GPFLOW_EXT_PEERS_PYTHON" in completed.stderr
+
+
+def test_self_tuning_candidate_reads_only_the_training_file(run_python, dataset_path, tmp_path):
+    """label-gps-auto chooses σ² inside each fold's fit rows; with a garbage test file beside the training file
+    the command still works, and each split records the grid, the rule and the choice."""
+    folder = tmp_path / "data" / "bibtex"
+    folder.mkdir(parents=True)
+    for name in ("bibtex-train.arff.gz", "bibtex.xml"):
+        shutil.copy(dataset_path("bibtex", name), folder / name)
+    (folder / "bibtex-test.arff").write_text("not an ARFF file\n")
+    output = tmp_path / "cv.json"
+    run_python("-m", "experiments.mlgpf_select", "--data-dir", tmp_path / "data", "--dataset", "bibtex", "--smoke",
+               "--max-rows", "120", "--folds", "2", "--candidate", "kernel_variance=12",
+               "--candidate", "recipe=label-gps-auto", "--output", output)
+    result = json.loads(output.read_text())
+    fixed, auto = result["candidates"]
+    assert auto["config"]["kernel_variance_grid"] == [2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+    for split in auto["splits"]:
+        assert split["tuning"]["chosen"] in split["tuning"]["grid"] and split["tuning"]["folds"] == 3
+        assert len(split["tuning"]["scores"]) == 6 and split["n_fit"] == 60
+    assert "tuning" not in fixed["splits"][0]

@@ -43,7 +43,16 @@ def generator(name: str) -> Callable[[Callable[[], str]], Callable[[], str]]:
 
 def generators() -> dict[str, Callable[[], str]]:
     """Every registered generator by name (the paper modules register on import)."""
-    from experiments.report import gplvf, gplvf_flows, mlgpf, mlgpf_selection, svdkl, svdkl_budgets, training  # noqa: F401  (registration)
+    from experiments.report import (  # noqa: F401  (registration)
+        gplvf,
+        gplvf_flows,
+        mlgpf,
+        mlgpf_four_sets,
+        mlgpf_selection,
+        svdkl,
+        svdkl_budgets,
+        training,
+    )
 
     return dict(_GENERATORS)
 

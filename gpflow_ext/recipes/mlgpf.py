@@ -38,6 +38,7 @@ from ..training import FunctionCallback, TensorBoard, fit
 from ..training.schedules import decayed_learning_rate
 from ..utilities import to_input_tensor
 from ..validation import check_multilabel_data
+from .mlgpf_auto import resolve_config
 from .mlgpf_config import Matrix, MLGPFConfig
 from .mlgpf_data import load_xmc, synthetic_multilabel
 
@@ -61,6 +62,11 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
     """
     if not isinstance(config, MLGPFConfig):
         raise TypeError(f"config must be an MLGPFConfig, got {type(config).__name__}")
+    if config.kernel_variance_grid is not None:
+        raise ValueError(
+            "config.kernel_variance_grid is set: choose σ² on the training rows first with "
+            "gpflow_ext.recipes.mlgpf_auto.resolve_config(config, X, Y) (run_mlgpf does)"
+        )
     X, Y = check_multilabel_data(X, Y)
     N, D = X.shape
     rng = np.random.default_rng(config.seed)
@@ -165,7 +171,13 @@ def run_mlgpf(
     ``test``. Returns test P@1/3/5 and nDCG@1/3/5 (%), ``seconds_per_epoch`` (median), ``final_bound``
     (eq. 20 on the whole training set), the bound and test P@k per epoch, and the config. ``save_rows`` adds
     ``"top"``: the top 5 label ids of every test row (best first) as
-    :func:`gpflow_ext.recipes.xmc_baselines.encode_rows` writes them, for paired comparisons."""
+    :func:`gpflow_ext.recipes.xmc_baselines.encode_rows` writes them, for paired comparisons. A config with
+    ``kernel_variance_grid`` first gets σ² from the training rows alone
+    (:func:`~gpflow_ext.recipes.mlgpf_auto.resolve_config`; its record under ``"tuning"``)."""
+    tuning_start = time.perf_counter()
+    config, tuning = resolve_config(config, *train)
+    if tuning is not None:
+        tuning["seconds"] = time.perf_counter() - tuning_start
     precision = dataclasses.replace(gpflow.config.config(), float=np.float32 if config.float32 else np.float64)
     (X_train, Y_train), (X_test, Y_test) = train, test
     transform = config.input_transform
@@ -231,5 +243,6 @@ def run_mlgpf(
         "test_metrics_per_epoch": {k: list(map(float, v)) for k, v in history.metrics.items()},
         "metric_epochs": list(history.metric_epochs),
         **{k: float(v) for k, v in scores.items()},
+        **({"tuning": tuning} if tuning is not None else {}),
         **rows,
     }

@@ -23,6 +23,8 @@ __all__ = [
     "paper_config",
     "tfidf_config",
     "label_gps_config",
+    "AUTO_GRID",
+    "label_gps_auto_config",
     "RECIPES",
     "register_recipe",
     "tour_config",
@@ -79,6 +81,9 @@ class MLGPFConfig:
     :param independent_labels: one latent GP per label, Φ = I not trained (P = K; ``num_latent_gps`` unused).
     :param kernel_variance: the kernel's variance σ², fixed (not trained); ``None`` initialises it from the
         data (see :func:`build_mlgpf`) and trains it with the bound.
+    :param kernel_variance_grid: σ² values to choose from on the training rows before the model is built
+        (:func:`gpflow_ext.recipes.mlgpf_auto.resolve_config`, run by ``run_mlgpf``); ``None``: no choice.
+    :param tuning_folds: K of the inner K-fold cross-validation that chooses σ² from ``kernel_variance_grid``.
     """
 
     kernel: str = "linear"
@@ -100,6 +105,8 @@ class MLGPFConfig:
     basis_inducing: bool = False
     independent_labels: bool = False
     kernel_variance: float | None = None
+    kernel_variance_grid: tuple[float, ...] | None = None
+    tuning_folds: int = 3
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -111,6 +118,16 @@ class MLGPFConfig:
             raise ValueError("basis_inducing=True (Z = X̃) needs subspace=True: use an s-* method")
         if self.kernel_variance is not None:
             check_positive_number(self.kernel_variance, "kernel_variance", "a positive finite float or None")
+        if self.kernel_variance_grid is not None:
+            grid = self.kernel_variance_grid
+            if isinstance(grid, str) or not hasattr(grid, "__iter__") or len(tuple(grid)) == 0:
+                raise ValueError(f"kernel_variance_grid must be a non-empty sequence of floats or None, got {grid!r}")
+            for value in grid:
+                check_positive_number(value, "kernel_variance_grid", "positive finite floats")
+            object.__setattr__(self, "kernel_variance_grid", tuple(float(v) for v in grid))
+        check_positive_int(self.tuning_folds, "tuning_folds")
+        if self.tuning_folds < 2:
+            raise ValueError(f"tuning_folds must be at least 2, got {self.tuning_folds}")
         if self.input_transform is not None and not callable(self.input_transform):
             raise TypeError(f"input_transform must be callable or None, got {type(self.input_transform).__name__}")
 
@@ -171,6 +188,19 @@ def label_gps_config(method: str = "s-linear", dataset: str = "bibtex", **overri
     return dataclasses.replace(config, basis_inducing=True, independent_labels=True)
 
 
+#: σ² values ``label-gps-auto`` chooses from (doubling steps; ``label-gps`` fixes 12).
+AUTO_GRID: tuple[float, ...] = (2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+
+
+def label_gps_auto_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: Any) -> MLGPFConfig:
+    """:func:`label_gps_config` with σ² chosen on the training rows from :data:`AUTO_GRID` (or the override
+    ``kernel_variance_grid``) by an inner ``tuning_folds``-fold (3) cross-validation of the model's MAP twin
+    (:mod:`gpflow_ext.recipes.mlgpf_auto`), so it runs unchanged on any dataset. The basis rank is not tuned:
+    R = min(2000, N, D) is the exact span of the rows on every set with min(N, D) <= 2000."""
+    overrides = {"kernel_variance_grid": AUTO_GRID, **{k: v for k, v in overrides.items() if v is not None}}
+    return label_gps_config(method, dataset, **overrides)
+
+
 #: Named recipes: ``name -> factory(method, dataset, **overrides) -> MLGPFConfig`` (``--recipe`` in the scripts):
 #: ``paper`` (the paper's settings), ``tfidf`` (:func:`tfidf_config`), ``label-gps`` (:func:`label_gps_config`;
 #: also ``best``, the most accurate on Bibtex's validation split).
@@ -178,6 +208,7 @@ RECIPES: dict[str, Callable[..., MLGPFConfig]] = {
     "paper": paper_config,
     "tfidf": tfidf_config,
     "label-gps": label_gps_config,
+    "label-gps-auto": label_gps_auto_config,
     "best": label_gps_config,
 }
 

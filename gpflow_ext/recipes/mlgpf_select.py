@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .mlgpf import run_mlgpf
+from .mlgpf_auto import resolve_config
 from .mlgpf_config import RECIPES, MLGPFConfig
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
     "choose",
     "summarise",
     "RULE",
+    "RANK_RULE",
+    "rank_across",
 ]
 
 #: Other names accepted for config fields in a grid (``prior_variance=8,12`` is ``kernel_variance``).
@@ -44,6 +47,11 @@ RULE = (
     "the candidate with the highest mean {metric} over the held-out splits; candidates whose mean {metric} is "
     "within {margin:g} points of that highest mean are ties, and the first of them in the candidates' order is "
     "chosen"
+)
+RANK_RULE = (
+    "per dataset, the candidates ranked by their cross-validated mean {metrics} (1 = highest; equal means share "
+    "their average rank); the candidate with the lowest mean rank over every dataset and metric is chosen, the "
+    "first of equal mean ranks in the candidates' order"
 )
 
 
@@ -224,10 +232,16 @@ def select(
         {"name": candidate_name(o), "overrides": dict(o), "config": c.as_dict(), "splits": []}
         for o, c in zip(candidates, configs)
     ]
-    reuse = {}
+    reuse, fits = {}, {}
     for row in (previous or {}).get("candidates", []):
         for score in row.get("splits", []):
-            reuse[(row["name"], _key(row["config"]), score["split"], score["n_fit"], score["n_held_out"])] = score
+            sizes = (score["split"], score["n_fit"], score["n_held_out"])
+            reuse[(row["name"], _key(row["config"]), *sizes)] = score
+            if "tuning" in score:  # a self-tuning candidate's fit: its config resolved on that split
+                as_fit = {**row["config"], "kernel_variance": score["tuning"]["chosen"], "kernel_variance_grid": None}
+                fits[(_key(as_fit), *sizes)] = {k: v for k, v in score.items() if k != "tuning"}
+            else:
+                fits[(_key(row["config"]), *sizes)] = score
 
     def outcome(complete: bool) -> dict[str, Any]:
         # a snapshot: later fits do not change an outcome already handed out
@@ -243,11 +257,24 @@ def select(
 
     for index, (fit_rows, held_rows) in enumerate(splits):
         for row, config in zip(rows, configs):
-            key = (row["name"], _key(row["config"]), index, int(len(fit_rows)), int(len(held_rows)))
-            score = reuse.get(key)
+            # a self-tuning config is resolved on the split's fit rows first; a fit of the same resolved config
+            # on the same split (by another candidate, or in ``previous``) is the same computation and is reused
+            start = time.perf_counter()
+            sizes = (index, int(len(fit_rows)), int(len(held_rows)))
+            earlier = reuse.get((row["name"], _key(row["config"]), *sizes))
+            tuning: dict[str, Any] | None
+            if earlier is not None and "tuning" in earlier:  # this candidate's own earlier fit: no second tuning
+                resolved = dataclasses.replace(
+                    config, kernel_variance=earlier["tuning"]["chosen"], kernel_variance_grid=None
+                )
+                tuning = earlier["tuning"]
+            else:
+                resolved, tuning = resolve_config(config, X[fit_rows], Y[fit_rows])
+            key = (_key(resolved.as_dict()), *sizes)
+            score = earlier or fits.get(key)
+            reused = score is not None
             if score is None:
-                start = time.perf_counter()
-                result = run(config, (X[fit_rows], Y[fit_rows]), (X[held_rows], Y[held_rows]), progress=False)
+                result = run(resolved, (X[fit_rows], Y[fit_rows]), (X[held_rows], Y[held_rows]), progress=False)
                 score = {
                     "split": index,
                     "n_fit": int(len(fit_rows)),
@@ -255,12 +282,17 @@ def select(
                     **{m: float(result[m]) for m in METRICS},
                     "seconds": time.perf_counter() - start,
                 }
+            fits[key] = {k: v for k, v in score.items() if k != "tuning"}
+            score = dict(fits[key])
+            if tuning is not None:
+                score["tuning"] = {k: tuning[k] for k in ("chosen", "grid", "folds", "scores")}
             row["splits"].append(dict(score))
             if log is not None:
                 log(
                     f"{row['name']} split {index}: "
                     + " ".join(f"{m} {score[m]:.2f}" for m in METRICS)
-                    + (" (reused)" if key in reuse else f" ({score['seconds']:.0f} s)")
+                    + (f" σ² {tuning['chosen']:g}" if tuning is not None else "")
+                    + (" (reused)" if reused else f" ({score['seconds']:.0f} s)")
                 )
             if progress is not None:
                 progress(outcome(False))
@@ -268,6 +300,42 @@ def select(
 
 
 def _key(config: dict[str, Any]) -> str:
+    """The config as text; the tuning fields are left out when no σ² grid is set (as in files written before
+    they existed)."""
     import json
 
+    if config.get("kernel_variance_grid") is None:
+        config = {k: v for k, v in config.items() if k not in ("kernel_variance_grid", "tuning_folds")}
     return json.dumps(config, sort_keys=True)
+
+
+def rank_across(outcomes: dict[str, dict[str, Any]], metrics: Sequence[str] = METRICS) -> dict[str, Any]:
+    """:data:`RANK_RULE` over ``{dataset: select(...) outcome}`` (every outcome listing the same candidates in
+    the same order; a candidate's means over the splits it has): ``{"rule", "metrics", "ranks": {dataset:
+    {metric: {candidate: rank}}}, "mean_rank": {candidate: r}, "chosen", "complete"}``."""
+    from scipy.stats import rankdata
+
+    if not outcomes:
+        raise ValueError("outcomes must hold at least one dataset's selection")
+    names = [c["name"] for c in next(iter(outcomes.values()))["candidates"]]
+    ranks: dict[str, dict[str, dict[str, float]]] = {}
+    for dataset, outcome in outcomes.items():
+        rows = outcome["candidates"]
+        if [c["name"] for c in rows] != names:
+            raise ValueError(f"dataset {dataset!r} lists other candidates than the first dataset: {names}")
+        ranks[dataset] = {}
+        for metric in metrics:
+            means = np.array([c.get(f"{metric} mean", np.nan) for c in rows], dtype=float)
+            if np.isnan(means).any():
+                raise ValueError(f"dataset {dataset!r}: a candidate has no {metric} mean yet (no split scored)")
+            ranks[dataset][metric] = dict(zip(names, map(float, rankdata(-means, method="average"))))
+    mean_rank = {n: float(np.mean([ranks[d][m][n] for d in ranks for m in metrics])) for n in names}
+    best = min(mean_rank.values())
+    return {
+        "rule": RANK_RULE.format(metrics="/".join(metrics)),
+        "metrics": list(metrics),
+        "ranks": ranks,
+        "mean_rank": mean_rank,
+        "chosen": next(n for n in names if mean_rank[n] <= best + 1e-12),
+        "complete": all(o.get("complete", False) for o in outcomes.values()),
+    }

@@ -1,0 +1,175 @@
+"""Generated parts of docs/mlgpf/selection.md and README.md for the four multi-label sets (Medical, Enron,
+TMC2007-500, Bibtex): the candidates' 5-fold cross-validation on the training files, the mean-rank choice, and
+the chosen recipe's test runs against the peers, paired over the same test rows (see experiments.report)."""
+from typing import Any
+
+import numpy as np
+
+from experiments.report import REPO, fmt, generator, load, markdown_table
+
+STORE = "docs/mlgpf/results/selection"
+CV = f"{STORE}/four-sets-cv-5fold.json"
+DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
+NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
+CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
+PEERS = {"omikuji": "omikuji (Parabel)", "napkinxc": "napkinXC PLT", "napkinxc-ovr": "napkinXC OVR"}
+KS = (1, 3, 5)
+
+
+def _paired(dataset: str) -> str:
+    return f"{STORE}/{dataset}-recipe-vs-peers-paired.json"
+
+
+def _peers(dataset: str) -> str:
+    return f"{STORE}/{dataset}-peers-10runs-rows.json"
+
+
+def _has(path: str) -> bool:
+    return (REPO / path).is_file()
+
+
+def _name(method: str) -> str:
+    if method.startswith("recipe "):
+        return f"`--recipe {method[len('recipe '):]}`"
+    if method.startswith("sklearn-ovr"):
+        return f"scikit-learn OvR logistic regression ({method.split('(')[-1].rstrip(')')})"
+    return PEERS.get(method, method)
+
+
+@generator("mlgpf-four-sets-cv")
+def cv_table() -> str:
+    cv = load(CV)
+    folds = max(o["scheme"].get("folds", 1) for o in cv["datasets"].values())
+    header = ["set", "candidate", *[f"P@1 fold {i}" for i in range(folds)], "folds done", "P@1 mean", "P@3 mean",
+              "P@5 mean", "σ² chosen per fold"]
+    rows = []
+    for dataset, outcome in cv["datasets"].items():
+        for c in outcome["candidates"]:
+            per_fold = {s["split"]: s["P@1"] for s in c["splits"]}
+            chosen = [f"{s['tuning']['chosen']:g}" for s in c["splits"] if "tuning" in s]
+            rows.append([NAMES.get(dataset, dataset), CANDIDATES.get(c["name"], c["name"]),
+                         *[fmt(per_fold.get(i)) for i in range(folds)], len(per_fold), fmt(c.get("P@1 mean")),
+                         fmt(c.get("P@3 mean")), fmt(c.get("P@5 mean")), ", ".join(chosen) or "-"])
+    return markdown_table(header, rows)
+
+
+def _common_folds(outcome: dict[str, Any]) -> dict[str, Any] | None:
+    """The outcome restricted to the folds every candidate has (means recomputed over them); None if none."""
+    shared = set.intersection(*[{s["split"] for s in c["splits"]} for c in outcome["candidates"]])
+    if not shared:
+        return None
+    rows = []
+    for c in outcome["candidates"]:
+        splits = [s for s in c["splits"] if s["split"] in shared]
+        rows.append({"name": c["name"], **{f"P@{k} mean": float(np.mean([s[f"P@{k}"] for s in splits])) for k in KS}})
+    return {"candidates": rows, "complete": outcome.get("complete", False), "folds": sorted(shared)}
+
+
+@generator("mlgpf-four-sets-rank")
+def rank_sentence() -> str:
+    from gpflow_ext.recipes.mlgpf_select import rank_across
+
+    cv = load(CV)
+    ranking = cv.get("ranking")
+    if ranking is not None and ranking["complete"] and set(cv["datasets"]) == set(DATASETS):
+        means = ", ".join(f"{CANDIDATES.get(n, n)} {fmt(r)}" for n, r in ranking["mean_rank"].items())
+        return (f"Rule (stored in the file): {ranking['rule']}. Mean ranks: {means}. "
+                f"Chosen: {CANDIDATES.get(ranking['chosen'], ranking['chosen'])}.")
+    common = {d: _common_folds(o) for d, o in cv["datasets"].items()}
+    usable = {d: o for d, o in common.items() if o is not None}
+    missing = [NAMES.get(d, d) for d in DATASETS if d not in usable]
+    state = "; ".join(f"{NAMES.get(d, d)}: folds {', '.join(map(str, o['folds']))}" for d, o in usable.items())
+    if not usable:
+        return "Not complete: no fold has been scored by every candidate yet, so there is no ranking."
+    partial = rank_across(usable)
+    means = ", ".join(f"{CANDIDATES.get(n, n)} {fmt(r)}" for n, r in partial["mean_rank"].items())
+    return (f"**Not complete**, so the rule has not chosen yet. On the folds every candidate has ({state}; "
+            f"not scored by every candidate: {', '.join(missing) or 'none'}), the same ranking gives mean ranks "
+            f"{means}: {CANDIDATES.get(partial['chosen'], partial['chosen'])} first.")
+
+
+def _range(summary: dict[str, float]) -> str:
+    return f"{fmt(summary['median'])} ({fmt(summary['min'])} to {fmt(summary['max'])})"
+
+
+def _verdict(p: dict[str, Any]) -> str:
+    if p["interval_covers_zero"]:
+        return "no difference"
+    return "above" if p["mean_difference"] > 0 else "below"
+
+
+def _seconds(paired: dict[str, Any]) -> str:
+    runs = [load(r["source"]) for name, m in paired["methods"].items() if name.startswith("recipe ")
+            for r in m["runs"]]
+    values = sorted(r["seconds_per_epoch"] for r in runs if r.get("seconds_per_epoch") is not None)
+    return fmt(values[len(values) // 2], 3) if values else "-"
+
+
+@generator("mlgpf-four-sets-test")
+def test_table() -> str:
+    rows = []
+    for dataset in DATASETS:
+        if not _has(_paired(dataset)):
+            continue
+        paired = load(_paired(dataset))
+        for name, method in paired["methods"].items():
+            cells = [_range(method["summary"][f"P@{k}"]) for k in paired["ks"]]
+            seconds = _seconds(paired) if name.startswith("recipe ") else ""
+            rows.append([NAMES[dataset], _name(name), len(method["runs"]), *cells, seconds])
+    return markdown_table(["set", "method", "runs", *[f"P@{k}: median (min to max)" for k in KS],
+                           "s/epoch (median)"], rows)
+
+
+@generator("mlgpf-four-sets-paired")
+def paired_table() -> str:
+    rows: list[list[Any]] = []
+    for dataset in DATASETS:
+        if not _has(_paired(dataset)):
+            continue
+        paired = load(_paired(dataset))
+        for c in paired["comparisons"]:
+            for k in paired["ks"]:
+                p = c[f"P@{k}"]
+                rows.append([NAMES[dataset], _name(c["a"]), _name(c["b"]), f"P@{k}", f"{p['runs_a']} × {p['runs_b']}",
+                             f"{p['mean_difference']:+.2f}",
+                             f"{p['interval'][0]:+.2f} to {p['interval'][1]:+.2f}",
+                             f"{p['wins']} / {p['ties']} / {p['losses']}", _verdict(p)])
+    return markdown_table(["set", "recipe", "peer", "score", "pairs of runs", "recipe − peer (mean paired difference)",
+                           "95% bootstrap interval (test rows)", "wins / ties / losses", "recipe is"], rows)
+
+
+@generator("mlgpf-readme-four-sets")
+def readme_table() -> str:
+    """Per set: the recipe's median P@k over its seeds (where it was run on the test split) and the best peer's
+    median of its runs (the peer named)."""
+    rows = []
+    for dataset in DATASETS:
+        methods: dict[str, dict[str, Any]] = {}
+        if _has(_paired(dataset)):
+            methods = load(_paired(dataset))["methods"]
+        elif _has(_peers(dataset)):
+            grouped: dict[str, list[dict[str, Any]]] = {}
+            for row in load(_peers(dataset))["results"]:
+                grouped.setdefault(row["method"], []).append(row)
+            for name, runs in grouped.items():
+                methods[name] = {"runs": runs, "summary": {
+                    f"P@{k}": {"median": float(np.median([r[f"P@{k}"] for r in runs]))} for k in KS}}
+        else:
+            continue
+        recipes = [n for n in methods if n.startswith("recipe ")] or [None]
+        peers = {k: {n: m["summary"][f"P@{k}"]["median"] for n, m in methods.items() if not n.startswith("recipe ")}
+                 for k in KS}
+        for recipe in recipes:
+            cells = []
+            for k in KS:
+                best = max(peers[k], key=lambda n, k=k: peers[k][n])
+                if recipe is None:
+                    cells.append(f"- vs {fmt(peers[k][best])} ({_name(best)})")
+                    continue
+                ours = methods[recipe]["summary"][f"P@{k}"]["median"]
+                mark = "**" if ours >= peers[k][best] else ""
+                cells.append(f"{mark}{fmt(ours)}{mark} vs {fmt(peers[k][best])} ({_name(best)})")
+            runs = len(methods[recipe]["runs"]) if recipe else 0
+            rows.append([NAMES[dataset], _name(recipe) if recipe else "not run on the test split", runs, *cells])
+    return markdown_table(["set", "recipe", "seeds", *[f"P@{k}: recipe median vs best peer median" for k in KS]],
+                          rows)

@@ -1,0 +1,146 @@
+"""label-gps-auto: σ² chosen on the training rows by an inner cross-validation of the model's MAP twin."""
+import dataclasses
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from gpflow_ext.recipes import mlgpf_config as configs
+from gpflow_ext.recipes.mlgpf import build_mlgpf, run_mlgpf, synthetic_multilabel
+from gpflow_ext.recipes.mlgpf_auto import map_weights, resolve_config, tune_kernel_variance
+from gpflow_ext.recipes.mlgpf_select import kfold_splits, rank_across, select
+
+
+def _problem(seed=0, rows=120):
+    return synthetic_multilabel(num_rows=rows, num_features=30, num_labels=6, seed=seed)
+
+
+def test_map_weights_match_scikit_learn_logistic_regression_per_label():
+    """The joint L-BFGS over all labels equals one L2 logistic regression per label (C = σ², free intercept)."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    Phi = rng.normal(size=(80, 5))
+    Y = (Phi @ rng.normal(size=(5, 3)) + rng.normal(size=(80, 3)) > 0.5).astype(float)
+    U, b = map_weights(Phi, Y, variance=2.5, max_iter=2000, tolerance=1e-14)
+    for k in range(3):
+        twin = LogisticRegression(C=2.5, tol=1e-12, max_iter=10000).fit(Phi, Y[:, k])
+        np.testing.assert_allclose(U[:, k], twin.coef_[0], atol=2e-5)
+        np.testing.assert_allclose(b[k], twin.intercept_[0], atol=2e-5)
+    with pytest.raises(ValueError, match="variance"):
+        map_weights(Phi, Y, variance=0.0)
+
+
+def test_map_weights_gradient_is_zero_at_the_optimum():
+    """Autodiff-free check: the finite-difference slope of the negative log posterior vanishes at the MAP."""
+    rng = np.random.default_rng(1)
+    Phi = rng.normal(size=(50, 4))
+    Y = (rng.random((50, 2)) < 0.3).astype(float)
+    U, b = map_weights(Phi, Y, variance=0.7, max_iter=2000, tolerance=1e-14)
+
+    def loss(U, b):
+        F = Phi @ U + b
+        return np.sum(np.logaddexp(0.0, F) - Y * F) + 0.5 * np.sum(U**2) / 0.7
+
+    eps = 1e-6
+    for i in range(4):
+        step = np.zeros_like(U)
+        step[i, 1] = eps
+        assert abs(loss(U + step, b) - loss(U - step, b)) / (2 * eps) < 1e-4
+
+
+def test_tuning_record_and_choice_use_only_the_given_rows():
+    (X, Y), _ = _problem()
+    record = tune_kernel_variance(X, Y, (8.0, 0.5, 2.0), folds=3, seed=0, rank=20)
+    assert record["grid"] == [0.5, 2.0, 8.0] and record["folds"] == 3 and "inner 3-fold" in record["rule"]
+    means = [row["P@1 mean"] for row in record["scores"]]
+    assert record["chosen"] == record["grid"][int(np.argmax(means))]
+    assert all(len(row["P@1 per fold"]) == 3 for row in record["scores"])
+    again = tune_kernel_variance(X, Y, (8.0, 0.5, 2.0), folds=3, seed=0, rank=20)
+    assert again["scores"] == record["scores"]  # deterministic given the rows and the seed
+    with pytest.raises(ValueError, match="tuning_folds"):
+        tune_kernel_variance(X[:2], Y[:2], (1.0,), folds=3)
+
+
+def test_resolve_config_sets_the_chosen_variance_and_clears_the_grid():
+    (X, Y), _ = _problem()
+    plain = configs.RECIPES["label-gps"]("s-linear", "bibtex", rank=20)
+    assert resolve_config(plain, X, Y) == (plain, None)
+    auto = configs.RECIPES["label-gps-auto"]("s-linear", "bibtex", rank=20)
+    assert auto.kernel_variance_grid == configs.AUTO_GRID and auto.tuning_folds == 3 and auto.independent_labels
+    with pytest.raises(ValueError, match="resolve_config"):
+        build_mlgpf(auto, X, Y)
+    resolved, record = resolve_config(auto, X, Y)
+    assert resolved.kernel_variance_grid is None and resolved.kernel_variance == record["chosen"]
+    assert record["chosen"] in configs.AUTO_GRID
+    assert dataclasses.replace(resolved, kernel_variance=auto.kernel_variance, kernel_variance_grid=auto.kernel_variance_grid) == auto
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(kernel_variance_grid=()), "kernel_variance_grid"),
+        (dict(kernel_variance_grid=(1.0, -2.0)), "kernel_variance_grid"),
+        (dict(kernel_variance_grid="12"), "kernel_variance_grid"),
+        (dict(tuning_folds=1), "tuning_folds"),
+    ],
+)
+def test_config_rejects_bad_tuning_fields(bad, match):
+    with pytest.raises(ValueError, match=match):
+        configs.paper_config("s-linear", **bad)
+
+
+def test_run_records_the_tuning_and_never_uses_the_test_rows():
+    (X, Y), (X_test, Y_test) = _problem(rows=200)
+    auto = configs.RECIPES["label-gps-auto"]("s-linear", "bibtex", rank=20, epochs=2, batch_size=80)
+    auto = dataclasses.replace(auto, kernel_variance_grid=(0.5, 4.0), float32=False)
+    first = run_mlgpf(auto, (X, Y), (X_test, Y_test), progress=False)
+    noise = sp.random(X_test.shape[0], X_test.shape[1], density=0.5, format="csr", random_state=5)
+    second = run_mlgpf(auto, (X, Y), (noise, Y_test[::-1]), progress=False)
+    for key in ("grid", "scores", "chosen", "rule"):
+        assert first["tuning"][key] == second["tuning"][key]
+    assert first["config"]["kernel_variance"] == first["tuning"]["chosen"]
+    assert first["config"]["kernel_variance_grid"] is None and first["tuning"]["grid"] == [0.5, 4.0]
+
+
+def test_select_resolves_per_split_and_reuses_an_identical_fit(monkeypatch):
+    (X, Y), _ = _problem()
+    fits = []
+
+    def fake_run(config, train, held_out, progress=False):
+        fits.append(config.kernel_variance)
+        assert config.kernel_variance_grid is None
+        return {"P@1": config.kernel_variance, "P@3": 0.0, "P@5": 0.0}
+
+    auto = {"recipe": "label-gps-auto", "kernel_variance_grid": (2.0,), "rank": 20}
+    out = select(X, Y, [{"kernel_variance": 2.0, "rank": 20}, auto], kfold_splits(X.shape[0], 2), run=fake_run)
+    assert fits == [2.0, 2.0]  # the tuned candidate chose σ² = 2 on both splits: the fixed fits were reused
+    tuned = out["candidates"][1]
+    assert [s["tuning"]["chosen"] for s in tuned["splits"]] == [2.0, 2.0] and tuned["P@1 mean"] == 2.0
+    # resumed from its own outcome: nothing is tuned or fitted again
+    import gpflow_ext.recipes.mlgpf_select as selection
+
+    def no_tuning(config, X, Y):
+        assert config.kernel_variance_grid is None, "tuned again"
+        return config, None
+
+    monkeypatch.setattr(selection, "resolve_config", no_tuning)
+    fits.clear()
+    again = select(X, Y, [{"kernel_variance": 2.0, "rank": 20}, auto], kfold_splits(X.shape[0], 2), run=fake_run,
+                   previous=out)
+    assert fits == [] and again["candidates"] == out["candidates"]
+
+
+def test_rank_across_datasets_averages_ranks_and_breaks_ties_by_order():
+    def outcome(p1, p3):
+        return {"complete": True, "candidates": [
+            {"name": n, "P@1 mean": a, "P@3 mean": b, "P@5 mean": 0.0} for n, a, b in zip("ab", p1, p3)]}
+
+    ranking = rank_across({"x": outcome((2.0, 1.0), (1.0, 1.0)), "y": outcome((1.0, 2.0), (1.0, 3.0))})
+    assert ranking["ranks"]["x"]["P@3"] == {"a": 1.5, "b": 1.5}
+    assert ranking["mean_rank"] == {"a": pytest.approx((1 + 1.5 + 1.5 + 2 + 2 + 1.5) / 6),
+                                    "b": pytest.approx((2 + 1.5 + 1.5 + 1 + 1 + 1.5) / 6)}
+    assert ranking["chosen"] == "b" and ranking["complete"]
+    assert rank_across({"x": outcome((1.0, 1.0), (1.0, 1.0))})["chosen"] == "a"  # equal: the first listed
+    with pytest.raises(ValueError):
+        rank_across({})
