@@ -37,11 +37,18 @@ def _cells() -> list[dict]:
     cells: list[dict] = []
     for path in BUDGET_FILES:
         if (REPO / path).is_file():
-            cells += load(path)["cells"]
+            result = load(path)
+            cells += [dict(cell, commit=_commit(result)) for cell in result["cells"]]
     for path in SCRIPT_FILES:
         if (REPO / path).is_file():
-            cells += script_cells(load(path))
+            result = load(path)
+            cells += [dict(cell, commit=_commit(result)) for cell in script_cells(result)]
     return cells
+
+
+def _commit(result: dict) -> str:
+    """The short commit a result file was written at (its provenance)."""
+    return str(result["provenance"]["git_commit"])[:7]
 
 
 def _groups(cells: list[dict]) -> dict:
@@ -68,11 +75,12 @@ def budgets_table() -> str:
             row.append(f"{worst_accuracy:+.4f} / {worst_nlp:+.4f}")
         row.append(", ".join("{network}/{gp}/{joint}".format(**c["chosen_epoch"]) if c["chosen_epoch"] else "not recorded"
                              for c in cells))
+        row.append(", ".join(f"`{commit}`" for commit in dict.fromkeys(c["commit"] for c in cells)))
         rows.append(row)
     return markdown_table(
         ["data", "budget E", "seeds or folds", "DNN acc / NLP", "DNN+GP acc / NLP", "SV-DKL acc / NLP",
          "DNN+GP − DNN, worst seed (acc / NLP)", "SV-DKL − DNN, worst seed (acc / NLP)",
-         "epochs kept (network/GP/joint) per seed or fold"], rows)
+         "epochs kept (network/GP/joint) per seed or fold", "run at"], rows)
 
 
 @generator("svdkl-budgets-cells")
