@@ -20,11 +20,12 @@ import sys
 import time
 from pathlib import Path
 
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks.common import base_parser
+
 import numpy as np
 import scipy.sparse as sp
 
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser
 from gpflow_ext.results import write_results
 
 

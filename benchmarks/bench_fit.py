@@ -11,10 +11,10 @@ GPflow loop / fit (> 1: fit is faster). Run: ``python -m benchmarks.bench_fit [-
 """
 import time
 
-import numpy as np
-
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser, print_table, write_results
+
+import numpy as np
 
 
 def _problem(num_inducing: int, seed: int):

@@ -9,11 +9,12 @@ and checks both give the same values. Run: ``python -m benchmarks.bench_metrics 
 """
 import time
 
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks.common import base_parser, print_table, write_results
+
 import numpy as np
 import scipy.sparse as sp
 
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser, print_table, write_results
 from gpflow_ext.metrics import ndcg_at_k, precision_at_k
 
 

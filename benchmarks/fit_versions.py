@@ -26,10 +26,11 @@ import time
 from io import BytesIO
 from pathlib import Path
 
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks.common import base_parser
+
 import numpy as np
 
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser
 from gpflow_ext.results import write_results
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,13 +8,14 @@ how many steps each survives and its loss.
 """
 import dataclasses
 
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks.common import base_parser, compiled_training_step
+
 import gpflow
 import numpy as np
 import tensorflow as tf
 from gpflow.keras import tf_keras
 
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser, compiled_training_step
 from gpflow_ext.models import PreconditionedSVGP
 
 

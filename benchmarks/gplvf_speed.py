@@ -20,11 +20,12 @@ machine are noisy: compare the ratios printed, not the absolute seconds.
 """
 import time
 
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks.common import base_parser, compiled_training_step, print_table, write_results
+
 import numpy as np
 import tensorflow as tf
 
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser, compiled_training_step, print_table, write_results
 from benchmarks.gpy_bgplvm_missing import gpy_peer
 from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.data import load_movielens

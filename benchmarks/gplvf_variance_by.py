@@ -14,10 +14,11 @@ Median seconds of one compiled training step (Adam, one Monte Carlo draw) with r
 ``variance_by=None`` (the default) picks ``PerOutput()`` when at least a quarter of the entries is observed.
 Timings on a shared machine are noisy: compare the ratios, which come from the same process.
 """
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks.common import base_parser, print_table, write_results
+
 import numpy as np
 
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser, print_table, write_results
 from benchmarks.gplvf_speed import DenseGPLVF, step_seconds
 from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.conditionals.pairs import PerOutput, PerPair

@@ -12,10 +12,10 @@ Without ``--data-dir``/``$GPFLOW_EXT_DATA`` a generated problem of Bibtex's shap
 import dataclasses
 import time
 
-import numpy as np
-
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser, print_table
+
+import numpy as np
 
 
 def _problem(data_dir):

@@ -21,10 +21,10 @@ printed beside the matmul rate. The paper's Table 5 gives 0.94 min/epoch for s-L
 import math
 import time
 
-import numpy as np
-
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser
+
+import numpy as np
 
 
 def matmul_gflops(dtype, n: int = 2000, repeats: int = 5) -> float:
@@ -71,9 +71,9 @@ def build_slfm(X, Y, Z, P, K, loadings):
 
 def compiled_step(model, data):
     """One compiled training step of ``fit`` (Adam 1e-3) on ``data``, as a function of no arguments."""
-    from gpflow.keras import tf_keras
-
     from benchmarks.common import compiled_training_step
+
+    from gpflow.keras import tf_keras
 
     step = compiled_training_step(model, tf_keras.optimizers.Adam(1e-3))
     return lambda: step(data)

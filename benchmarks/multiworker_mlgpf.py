@@ -12,7 +12,7 @@ the JSON. Workers on one machine share
 its cores: on a 2-core machine two workers measure the strategy's overhead (collective all-reduce of
 every gradient, per-step synchronisation), not a speed-up.
 """
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser, make_strategy, write_results
 
 

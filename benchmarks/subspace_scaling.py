@@ -28,8 +28,9 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from benchmarks.common import base_parser
+
 from gpflow_ext.results import write_results
 
 REPO = Path(__file__).resolve().parent.parent
@@ -61,13 +62,14 @@ def _rss_mb() -> float:
 
 
 def worker(args) -> dict:
+    from benchmarks.common import compiled_training_step
+
     import gpflow
     import numpy as np
     import tensorflow as tf
     from gpflow.keras import tf_keras
 
     import gpflow_ext
-    from benchmarks.common import compiled_training_step
     from gpflow_ext.utilities import to_input_tensor
 
     if args.float32:

@@ -18,13 +18,14 @@ import subprocess
 import time
 from pathlib import Path
 
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks.common import base_parser, compiled_training_step
+
 import gpflow
 import numpy as np
 import tensorflow as tf
 from gpflow.keras import tf_keras
 
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser, compiled_training_step
 from gpflow_ext.config import peers_python
 from gpflow_ext.models import SVDKL
 from gpflow_ext.results import write_results

@@ -11,14 +11,15 @@ at these sizes, not a claim for large ones. Timings on a shared machine are nois
 """
 import time
 
+import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+from benchmarks.common import base_parser, print_table, write_results
+
 import gpflow
 import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
 from gpflow.keras import tf_keras
 
-from benchmarks import common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser, print_table, write_results
 from gpflow_ext.bijectors import planar_flow
 from gpflow_ext.inducing_variables import SubspaceInducingPoints
 from gpflow_ext.models import GPLVF, MLGPF, SVDKL, PreconditionedSVGP

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
 from gpflow_ext.scripts import HelpFormatter, base_parser, print_table, script_parser, write_results  # noqa: F401
 
 REPO = Path(__file__).resolve().parent.parent

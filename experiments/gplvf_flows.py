@@ -26,10 +26,11 @@ import dataclasses
 import time
 from pathlib import Path
 
+import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
 import numpy as np
 import scipy.sparse as sp
 
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import arguments_record, base_parser, print_table, write_results
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix

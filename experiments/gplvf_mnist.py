@@ -14,7 +14,8 @@ Gaussian q(X)) and mean imputation, judged by the accuracy and the mean log-like
 (``gpflow_ext.recipes.gplvf_images.run_binary_imputation``; no flow, no figures), e.g. with half the pixels
 missing: ``--likelihood bernoulli --missing-fraction 0.5``.
 """
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
 from experiments.common import (
     add_dataclass_arguments,
     add_planar_constraint_argument,

@@ -71,11 +71,12 @@ for the tests.
 """
 import argparse
 
+import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
 import numpy as np
 import scipy.sparse as sp
 
 from benchmarks.gpy_bgplvm_missing import gpy_peer
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import (
     add_dataclass_arguments,
     add_planar_constraint_argument,

@@ -28,7 +28,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
 from experiments.common import base_parser, print_table
 from gpflow_ext.recipes.mlgpf_config import METHODS, RECIPES
 from gpflow_ext.recipes.mlgpf_data import load_training_file

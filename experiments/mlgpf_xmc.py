@@ -15,7 +15,8 @@ step (Figure 1) and P@k per evaluation (``metrics/P@k``).
 """
 from typing import Any
 
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
 from experiments.common import base_parser, print_table, write_results
 from experiments.paper_values import MLGPF as PAPER
 from gpflow_ext.recipes.mlgpf import load_xmc, run_mlgpf

@@ -11,9 +11,10 @@ the record then holds every fold and the means.
 """
 import json  # noqa: E402
 
+import experiments.quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
 import numpy as np  # noqa: E402
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import arguments_record, base_parser, write_results  # noqa: E402
 from gpflow_ext.recipes.svdkl import ThreeWayConfig, run_three_way  # noqa: E402
 from gpflow_ext.recipes.svdkl_data import validation_splits  # noqa: E402

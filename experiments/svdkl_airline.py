@@ -17,9 +17,10 @@ for SV-DKL; training time: DNN = its stage, DNN+GP = DNN + GP stages, SV-DKL = a
 """
 from pathlib import Path  # noqa: E402
 
+import experiments.quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
 import numpy as np  # noqa: E402
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import arguments_record, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402

@@ -14,9 +14,10 @@ accuracy and NLP of the three models, each stage's chosen epoch and median secon
 import dataclasses  # noqa: E402
 import time  # noqa: E402
 
+import experiments.quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
 import numpy as np  # noqa: E402
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import base_parser, print_table, write_results  # noqa: E402
 from experiments.svdkl_common import parse_seeds  # noqa: E402
 from gpflow_ext.recipes.svdkl import PAPER_SETTINGS, ThreeWayConfig, run_three_way  # noqa: E402

@@ -12,9 +12,10 @@ can be on both sides) or ``--grouped`` (no patient in both). Features standardis
 training statistics, 0/1 indicator columns kept at 0/1. Network d-1000-1000-500-50-c as the paper.
 ``--figure-dir``: Figure 3 (the learned deep kernel on test points sorted by class, and A) of fold 1.
 """
+import experiments.quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
 import numpy as np  # noqa: E402
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import arguments_record, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import (  # noqa: E402

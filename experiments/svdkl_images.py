@@ -7,7 +7,8 @@ Standard 60 000 / 10 000 split (``gpflow_ext.recipes.svdkl_data.mnist_split``), 
 (conv20-pool-conv50-pool-fc500-fc10) whose 10 outputs feed 10 GPs on 64-point KISS-GP grids, A = I initially.
 ``--epochs E`` sets E network epochs, max(1, E//2) GP epochs and E joint epochs.
 """
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+import experiments.quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
 from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import add_size_arguments, add_stage_arguments, result_rows, stage_options  # noqa: E402

@@ -11,9 +11,10 @@ and pass them to ``svdkl_images.py --joint-lr LR --joint-epochs E``.
 """
 import json  # noqa: E402
 
+import experiments.quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
 import numpy as np  # noqa: E402
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import base_parser, write_results  # noqa: E402
 from experiments.svdkl_common import add_network_arguments, add_size_arguments, network_options  # noqa: E402
 from gpflow_ext.recipes.svdkl import SVDKLSchedule, ThreeWayConfig, run_schedule, run_three_way  # noqa: E402

@@ -12,9 +12,10 @@ training statistics, all but the 0/1 indicator columns (``--indicators standardi
 The splits: ``gpflow_ext.recipes.svdkl_data.uci_splits``.
 ``--epochs E`` sets E network epochs, max(1, E//2) GP epochs, E joint epochs.
 """
+import experiments.quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
+
 import numpy as np  # noqa: E402
 
-from experiments import quiet  # noqa: E402,F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import arguments_record, base_parser, print_table, write_results  # noqa: E402
 from experiments.paper_values import SVDKL as PAPER  # noqa: E402
 from experiments.svdkl_common import add_size_arguments, add_stage_arguments, result_rows, stage_options  # noqa: E402

@@ -16,7 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
 from experiments.common import REPO, as_builtin, base_parser, print_table, write_results
 
 #: epochs of every section under ``--smoke`` (the tests' tiny run; ``--epochs`` overrides it)

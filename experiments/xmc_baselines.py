@@ -24,10 +24,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
 import numpy as np
 import scipy.sparse as sp
 
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import base_parser, print_table, write_results
 from experiments.paper_values import MLGPF as PAPER
 from gpflow_ext.config import peers_python

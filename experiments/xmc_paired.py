@@ -17,9 +17,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
+
 import numpy as np
 
-from experiments import quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 from experiments.common import REPO, base_parser, print_table, write_results
 from gpflow_ext.recipes.mlgpf import load_xmc
 from gpflow_ext.recipes.xmc_baselines import decode_rows, paired_comparison, row_hits

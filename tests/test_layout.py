@@ -86,3 +86,31 @@ def test_scripts_do_not_edit_sys_path(folder):
     offenders = [p.name for p in _modules(REPO / folder) if "sys.path.insert" in p.read_text(encoding="utf-8")
                  or "sys.path.append" in p.read_text(encoding="utf-8")]
     assert not offenders, f"{folder}/ scripts editing sys.path (run them as python -m {folder}.NAME): {offenders}"
+
+
+#: modules whose import loads TensorFlow
+_LOADS_TENSORFLOW = ("tensorflow", "gpflow", "gpflow_ext", "tensorflow_probability", "check_shapes")
+
+
+@pytest.mark.parametrize("folder, quiet", [("experiments", "experiments.quiet"), ("benchmarks", "benchmarks.common")])
+def test_scripts_silence_tensorflow_before_loading_it(folder, quiet):
+    """A script (a module run as ``python -m``) imports its quiet module before its first module-level import that
+    loads TensorFlow (otherwise the lines TensorFlow writes while loading are printed)."""
+    offenders = []
+    for path in _modules(REPO / folder):
+        if "__main__" not in path.read_text(encoding="utf-8"):
+            continue
+        names = []
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Import):
+                names += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        loads = [i for i, name in enumerate(names) if name.split(".")[0] in _LOADS_TENSORFLOW]
+        if not loads:
+            continue
+        first_quiet = min((i for i, name in enumerate(names) if name == quiet or name.startswith(f"{folder}.")),
+                          default=None)
+        if first_quiet is None or first_quiet > loads[0]:
+            offenders.append(path.relative_to(REPO).as_posix())
+    assert not offenders, f"scripts loading TensorFlow before {quiet}: {offenders}"
