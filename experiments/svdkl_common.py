@@ -81,6 +81,7 @@ SCHEDULE_FLAGS = {
     "num_predict_samples": "--predict-samples",
     "validation_fraction": "--validation-fraction",
     "patience": "--patience",
+    "gain_standard_errors": "--gain-standard-errors",
 }
 #: ``{ThreeWayConfig field: flag}`` of the minibatch and grid sizes
 SIZE_FLAGS = {"batch_size": "--batch-size", "grid_size": "--grid-size"}
@@ -99,8 +100,10 @@ FLAG_HELP = {
     "num_samples": "T, draws of u per training step of the GP and joint stages (eq. 4; the paper's 1)",
     "num_predict_samples": "Monte Carlo draws behind the DNN+GP / SV-DKL predictive probabilities",
     "validation_fraction": "share of the training rows held out (stratified) to choose each stage's epoch: the "
-                           "lowest validation NLP among epochs at least as accurate as the stage's start (0: keep "
-                           "each stage's last epoch, train on every row)",
+                           "lowest validation NLP among epochs at least as accurate as the stage's start and "
+                           "clearly below its NLP (0: keep each stage's last epoch, train on every row)",
+    "gain_standard_errors": "a stage leaves its start only for a validation NLP lower by more than this many "
+                            "standard errors of the per-row paired difference (0: any lower NLP)",
     "patience": "stop a stage after this many epochs without a better validation score (default: run every "
                 "epoch, keep the best)",
 }

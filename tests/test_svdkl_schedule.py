@@ -11,6 +11,7 @@ from gpflow_ext.data import load_digits
 from gpflow_ext.inducing_variables.grid import interpolation_matrix
 from gpflow_ext.models import SVDKL, SoftmaxNetwork
 from gpflow_ext.recipes.svdkl import PAPER_SETTINGS, match_network, pretrain_and_fit, stratified_split
+from gpflow_ext.recipes.svdkl_schedule import _Validation
 from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid
 from gpflow_ext.variational.from_targets import latent_design_matrices, set_posterior_of_targets
 from gpflow_ext.variational.grid_priors import toeplitz_prior_factors
@@ -127,6 +128,34 @@ def test_stages_never_end_worse_on_validation_and_report_their_epochs():
     assert model.evaluate(Xv, yv, seed=0)["nlp"] == pytest.approx(val["svdkl"]["nlp"], abs=1e-12)
 
 
+def test_a_stage_leaves_its_start_only_for_a_clear_validation_gain(rng):
+    N = 400
+    Y = rng.integers(0, 2, N)
+
+    def probabilities(row_nlp):  # two classes, the true one at exp(-nlp) > 0.5: accuracy stays 1
+        P = np.empty((N, 2))
+        P[np.arange(N), Y], P[np.arange(N), 1 - Y] = np.exp(-row_nlp), 1 - np.exp(-row_nlp)
+        return P
+
+    start = np.full(N, 0.1)
+    noise = 0.1 + 0.05 * np.where(np.arange(N) % 2 == 0, 1.0, -1.0) - 0.001  # lower by 0.001, sd 0.05
+    clear = np.full(N, 0.05)
+    for standard_errors in (2.0, 0.0):
+        shown = {"P": probabilities(start)}
+        rule = _Validation((np.zeros((N, 1)), Y), lambda X: shown["P"], gain_standard_errors=standard_errors)
+        assert rule.score(None, 0) == pytest.approx(0.1)  # the start is always a candidate
+        shown["P"] = probabilities(noise)
+        change = noise - start  # brute force: the paired mean change against its standard error
+        is_clear = change.mean() < -standard_errors * change.std(ddof=1) / np.sqrt(N)
+        assert is_clear == (standard_errors == 0.0)
+        assert rule.score(None, 1) == (pytest.approx(noise.mean()) if is_clear else np.inf)
+        shown["P"] = probabilities(clear)
+        assert rule.score(None, 2) == pytest.approx(0.05)
+        one_wrong = np.where(np.arange(N) == 0, 0.7, 0.05)  # row 0 now below 0.5: a clear gain, one error
+        shown["P"] = probabilities(one_wrong)
+        assert rule.score(None, 3) == np.inf  # lost accuracy is never paid for by NLP
+
+
 def test_bad_schedule_arguments_are_refused_before_training(rng):
     X, Y = rng.normal(size=(30, 5)), rng.integers(0, 3, 30)
     model = SVDKL(_net(), 3, num_data=30, inducing=KISSGPGrid(8))
@@ -135,6 +164,8 @@ def test_bad_schedule_arguments_are_refused_before_training(rng):
         pretrain_and_fit(model, (X, Y), validation_fraction=1.5)
     with pytest.raises(ValueError, match="patience"):
         pretrain_and_fit(model, (X, Y), patience=0)
+    with pytest.raises(ValueError, match="gain_standard_errors"):
+        pretrain_and_fit(model, (X, Y), gain_standard_errors=-1.0)
     with pytest.raises(ValueError, match="test_data"):
         pretrain_and_fit(model, (X, Y), test_data=(X, Y + 5))
     for before, v in zip(weights, model.trainable_variables):

@@ -52,7 +52,7 @@ class ThreeWayConfig:
     ``network_optimizer``/``network_weight_decay``: see
     :func:`~gpflow_ext.recipes.svdkl_networks.network_optimizer` (DNN stage only); ``num_samples``: T, draws
     of u per training step (eq. 4); ``num_predict_samples``: Monte Carlo draws behind the DNN+GP and SV-DKL
-    predictive probabilities; ``validation_fraction``/``patience``: each stage's epoch is chosen on a stratified
+    predictive probabilities; ``validation_fraction``/``patience``/``gain_standard_errors``: each stage's epoch is chosen on a stratified
     split of the training rows (see :class:`SVDKLSchedule`).
     """
 
@@ -74,6 +74,7 @@ class ThreeWayConfig:
     num_predict_samples: int = 16
     validation_fraction: float = 0.1
     patience: int | None = None
+    gain_standard_errors: float = 2.0
     seed: int = 0
 
     def schedule(self) -> SVDKLSchedule:

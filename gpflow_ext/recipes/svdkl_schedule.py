@@ -6,11 +6,13 @@ Two things make the schedule safe to use at any budget:
   q(u) is the GP-regression posterior of its own network feature (so ``f_j(h) ≈ h_j``; see
   :mod:`gpflow_ext.variational.from_targets`) and the mixing matrix is the network's last linear map, so DNN+GP
   predicts what the network predicts.
-* **Every stage is chosen on validation data** (:class:`~gpflow_ext.training.EarlyStopping`): the epoch with
-  the lowest validation NLP among those whose validation accuracy is at least the stage's starting accuracy, the
-  starting state included, on a stratified split of the training rows (``validation_fraction``) or the caller's
-  ``validation_data``. A stage never returns a model worse on validation, in accuracy or NLP, than the one it
-  started from; the test split, if given, is only scored.
+* **Every stage is chosen on validation data** (:class:`~gpflow_ext.training.EarlyStopping`), a stratified
+  split of the training rows (``validation_fraction``) or the caller's ``validation_data``. An epoch is a
+  candidate when its validation accuracy is at least the stage's starting accuracy and its validation NLP is
+  below the start's by more than ``gain_standard_errors`` standard errors of the per-row paired difference
+  (a gain the validation rows cannot tell from noise leaves the start in place); the stage keeps the candidate
+  with the lowest validation NLP, or its starting state if there is none. A stage never returns a model worse
+  on validation, in accuracy or NLP, than the one it started from; the test split, if given, is only scored.
 """
 
 import dataclasses
@@ -43,7 +45,9 @@ class SVDKLSchedule:
     ``validation_fraction``: the share of the training rows held out (stratified) to choose each stage's
     epoch when no ``validation_data`` is given; 0 trains on every row and keeps each stage's last epoch.
     ``patience``: validation evaluations without improvement before a stage stops (``None``: every stage runs
-    all its epochs, and the best one on validation is kept).
+    all its epochs, and the best one on validation is kept). ``gain_standard_errors``: a stage leaves its
+    starting state only for a validation NLP lower by more than this many standard errors of the mean per-row
+    difference against the start (0: any lower NLP).
     """
 
     network_epochs: int = 10
@@ -58,6 +62,7 @@ class SVDKLSchedule:
     num_predict_samples: int = 16
     validation_fraction: float = 0.1
     patience: int | None = None
+    gain_standard_errors: float = 2.0
     seed: int = 0
 
 
@@ -129,24 +134,39 @@ class _Validation:
     """Accuracy and NLP of a model on validation rows, computed once per training step count (cached), so the
     stopping rule and the logged metrics share one evaluation."""
 
-    def __init__(self, data: tuple[np.ndarray, np.ndarray], evaluate: Callable[[np.ndarray, np.ndarray], dict]):
-        self.data, self.evaluate = data, evaluate
+    def __init__(
+        self,
+        data: tuple[np.ndarray, np.ndarray],
+        predict_proba: Callable[[np.ndarray], np.ndarray],
+        gain_standard_errors: float,
+    ):
+        self.X, self.Y = data[0], np.asarray(data[1]).reshape(-1).astype(np.int64)
+        self.predict_proba, self.gain_standard_errors = predict_proba, gain_standard_errors
         self.key: Any = None
         self.values: dict[str, float] = {}
-        self.start_accuracy: float | None = None
+        self.row_nlp = np.zeros(0)  # [N] the last evaluation's -log p(y_n)
+        self.start: tuple[float, np.ndarray] | None = None  # the stage's starting accuracy and row NLPs
 
     def __call__(self, model: Any, step: int) -> dict[str, float]:
         if self.key != (id(model), step):
-            self.key, self.values = (id(model), step), self.evaluate(*self.data)
+            P = np.asarray(self.predict_proba(self.X), dtype=np.float64)  # [N, C]
+            self.key, self.values = (id(model), step), classification_metrics(P, self.Y)
+            self.row_nlp = -np.log(np.clip(P[np.arange(len(self.Y)), self.Y], 1e-300, 1.0))  # [N]
         return self.values
 
     def score(self, model: Any, step: int) -> float:
-        """The validation NLP where the validation accuracy is at least the stage's starting accuracy, else
-        ``inf`` (not a candidate): a stage keeps a state no worse than its start on either measure."""
+        """The validation NLP of a candidate (see the module's docstring), else ``inf``; the first call scores
+        the stage's start, which is always a candidate."""
         values = self(model, step)
-        if self.start_accuracy is None:
-            self.start_accuracy = values["accuracy"]
-        return values["nlp"] if values["accuracy"] >= self.start_accuracy else float("inf")
+        if self.start is None:
+            self.start = (values["accuracy"], self.row_nlp)
+            return values["nlp"]
+        start_accuracy, start_nlp = self.start
+        difference = self.row_nlp - start_nlp  # [N] paired per-row change against the start
+        error = difference.std(ddof=1) / np.sqrt(len(difference)) if len(difference) > 1 else 0.0
+        gain_is_clear = difference.mean() < -self.gain_standard_errors * error
+        accurate = values["accuracy"] >= start_accuracy
+        return values["nlp"] if accurate and gain_is_clear else float("inf")
 
     def stopping(self, patience: int, name: str) -> tuple[EarlyStopping, dict[str, Callable]]:
         """The stage's EarlyStopping on :meth:`score`, and the validation NLP and accuracy as metrics."""
@@ -178,8 +198,8 @@ def run_schedule(
     3. All parameters, network weights included, are trained jointly through the bound of eq. 4 — **SV-DKL**.
 
     Validation rows are ``validation_data`` or a stratified ``schedule.validation_fraction`` of ``data``; each
-    stage keeps its epoch with the lowest validation NLP among those at least as accurate on validation as the
-    stage's start (its starting state included) and logs
+    stage keeps its starting state unless an epoch is at least as accurate on validation and clearly lower in
+    validation NLP (``schedule.gain_standard_errors``), and then the lowest-NLP such epoch; each stage logs
     ``val_accuracy``/``val_nlp`` to TensorBoard (``logdir/{network,gp,joint}``) every epoch.
     Returns ``"dnn"``, ``"dnn_gp"``, ``"svdkl"``: accuracy and NLP of each stage's model on ``test_data`` (on the
     validation rows without it); ``"validation"``: the same on the validation rows; ``"chosen_epoch"``: each
@@ -197,6 +217,11 @@ def run_schedule(
     gp_epochs = check_positive_int(s.gp_epochs, "gp_epochs", minimum=0)
     joint_epochs = check_positive_int(s.joint_epochs, "joint_epochs", minimum=0)
     patience = check_positive_int(s.patience, "patience", allow_none=True)
+    gain_standard_errors = s.gain_standard_errors
+    if isinstance(gain_standard_errors, bool) or not (
+        isinstance(gain_standard_errors, (int, float)) and 0.0 <= gain_standard_errors < float("inf")
+    ):
+        raise ValueError(f"gain_standard_errors must be a finite number >= 0, got {gain_standard_errors!r}")
     if not (isinstance(s.validation_fraction, (int, float)) and 0.0 <= s.validation_fraction < 1.0):
         raise ValueError(f"validation_fraction must be in [0, 1), got {s.validation_fraction!r}")
     batch_size = s.batch_size
@@ -224,14 +249,18 @@ def run_schedule(
     def stage_logdir(stage: str) -> str | None:
         return None if logdir is None else str(Path(logdir) / stage)
 
-    def evaluate_model(Xe: np.ndarray, Ye: np.ndarray) -> dict[str, float]:
-        return model.evaluate(Xe, Ye, num_samples=num_predict_samples, seed=s.seed)
+    def predict_model(Xe: np.ndarray) -> np.ndarray:
+        return model.predict_proba(Xe, num_samples=num_predict_samples, seed=s.seed)
 
-    def selection(stage: str, evaluate: Callable, epochs: int) -> tuple[list, dict[str, Callable]]:
+    def evaluate_model(Xe: np.ndarray, Ye: np.ndarray) -> dict[str, float]:
+        return classification_metrics(predict_model(Xe), Ye)
+
+    def selection(stage: str, predict: Callable, epochs: int) -> tuple[list, dict[str, Callable]]:
         """The stage's EarlyStopping (and its validation accuracy metric); none without validation rows."""
         if valid is None:
             return [], {}
-        stop, metrics = _Validation(valid, evaluate).stopping(patience or max(epochs, 1), "val")
+        rule = _Validation(valid, predict, gain_standard_errors)
+        stop, metrics = rule.stopping(patience or max(epochs, 1), "val")
         out["_stops"][stage] = stop
         return [stop], metrics
 
@@ -256,7 +285,7 @@ def run_schedule(
         return classification_metrics(network.predict_proba(Xe), Ye)
 
     if network_epochs > 0:
-        stops, metrics = selection("network", evaluate_network, network_epochs)
+        stops, metrics = selection("network", network.predict_proba, network_epochs)
         out["network_history"] = fit(
             network,
             train_data,
@@ -274,7 +303,7 @@ def run_schedule(
     if network_epochs > 0 or gp_epochs > 0:
         out["match"] = match_network(model, network, X, seed=s.seed)
     if gp_epochs > 0:
-        stops, metrics = selection("gp", evaluate_model, gp_epochs)
+        stops, metrics = selection("gp", predict_model, gp_epochs)
         out["gp_history"] = fit(
             model,
             train_data,
@@ -289,7 +318,7 @@ def run_schedule(
 
     # 3. everything jointly (SV-DKL); never returns a model worse on validation than the one it started from
     if joint_epochs > 0:
-        stops, metrics = selection("joint", evaluate_model, joint_epochs)
+        stops, metrics = selection("joint", predict_model, joint_epochs)
         kwargs: dict[str, Any] = dict(common, batch_size=joint_batch_size)
         kwargs.update(fit_kwargs or {})
         kwargs["callbacks"] = (
