@@ -3,8 +3,9 @@
     python -m experiments.svdkl_budgets --datasets digits,mnist5k,adult --budgets 2,6 --seeds 0,1,2 \\
         --output docs/svdkl/results/budgets.json
 
-A budget E trains E network epochs, max(1, E // 2) GP epochs and E joint epochs (each stage keeps its epoch chosen
-on a stratified validation split of the training rows; the test rows are scored once per stage). Datasets:
+A budget E trains E network epochs, max(1, E // 2) GP epochs and E joint epochs; a budget ``N/G/J`` names the three
+stages' epochs (``digits`` at ``12/6/8`` is the tour's SV-DKL section). Each stage keeps its epoch chosen on a
+stratified validation split of the training rows; the test rows are scored once per stage. Datasets:
 ``digits`` (scikit-learn's 8x8 digits, the tour's MLP 128-64, no download), ``mnist5k`` (the LeNet on a stratified
 5,000-image subset of MNIST's training images, scored on the 10,000 test images), ``mnist`` (the same LeNet on
 all 60,000 training images), ``adult`` (UCI's train/test
@@ -47,9 +48,32 @@ def load(dataset: str, data_dir, seed: int, smoke: bool = False):
             1e-4)
 
 
-def run_cell(dataset: str, budget: int, seed: int, data_dir, smoke: bool, validation_fraction: float):
+def parse_budgets(text: str) -> list:
+    """``"2,6,12/6/8"`` -> ``[2, 6, "12/6/8"]``: epoch budgets E, or ``N/G/J`` epochs of the three stages."""
+    budgets: list = []
+    for item in (part.strip() for part in str(text).split(",") if part.strip()):
+        parts = item.split("/")
+        if len(parts) not in (1, 3) or not all(p.strip().isdigit() for p in parts) or (
+                len(parts) == 1 and int(parts[0]) < 1) or (len(parts) == 3 and int(parts[0]) + int(parts[2]) < 1):
+            raise ValueError(f"--budgets must be positive epoch counts E or N/G/J stage epochs, got {text!r}")
+        budgets.append(int(item) if len(parts) == 1 else "/".join(str(int(p)) for p in parts))
+    if not budgets or len(set(budgets)) != len(budgets):
+        raise ValueError(f"--budgets must name at least one budget, without repeats, got {text!r}")
+    return budgets
+
+
+def stage_epochs(budget) -> tuple[int, int, int]:
+    """``(network, GP, joint)`` epochs of a budget: E -> ``(E, max(1, E // 2), E)``; ``"N/G/J"`` -> its three."""
+    if isinstance(budget, str):
+        network, gp, joint = (int(p) for p in budget.split("/"))
+        return network, gp, joint
+    return budget, max(1, budget // 2), budget
+
+
+def run_cell(dataset: str, budget, seed: int, data_dir, smoke: bool, validation_fraction: float):
     train, test, C, network, batch_size, grid_size, joint_lr = load(dataset, data_dir, seed, smoke)
-    config = ThreeWayConfig(network_epochs=budget, gp_epochs=max(1, budget // 2), joint_epochs=budget,
+    network_epochs, gp_epochs, joint_epochs = stage_epochs(budget)
+    config = ThreeWayConfig(network_epochs=network_epochs, gp_epochs=gp_epochs, joint_epochs=joint_epochs,
                             batch_size=batch_size, grid_size=16 if smoke else grid_size, joint_learning_rate=joint_lr,
                             validation_fraction=validation_fraction, seed=seed)
     started = time.perf_counter()
@@ -85,7 +109,8 @@ def main(argv=None):
     parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False, seed=False,
                          smoke="400 training / 200 test rows (300 / 200 images), grid 16")
     parser.add_argument("--datasets", default="digits", help=f"comma-separated, from {', '.join(DATASETS)}")
-    parser.add_argument("--budgets", default="2,6", help="comma-separated epoch budgets E")
+    parser.add_argument("--budgets", default="2,6",
+                        help="comma-separated epoch budgets E, or N/G/J epochs of the three stages")
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
     parser.add_argument("--validation-fraction", type=float, default=0.1,
                         help="share of the training rows held out to choose each stage's epoch")
@@ -95,12 +120,10 @@ def main(argv=None):
     if unknown or not datasets:
         parser.error(f"--datasets must name some of {', '.join(DATASETS)}, got {args.datasets!r}")
     try:
-        budgets = parse_seeds(args.budgets)
+        budgets = parse_budgets(args.budgets)
         seeds = parse_seeds(args.seeds)
     except ValueError as err:
-        parser.error(str(err).replace("--seeds", "--budgets/--seeds"))
-    if min(budgets) < 1:
-        parser.error(f"--budgets must be positive epoch counts, got {args.budgets!r}")
+        parser.error(str(err))
     if not 0.0 < args.validation_fraction < 1.0:
         parser.error(f"--validation-fraction must be in (0, 1), got {args.validation_fraction}")
     cells = []
