@@ -129,12 +129,12 @@ def test_notebook_executes(tmp_path):
 
 def test_svdkl_budgets_small_run(tmp_path):
     out = tmp_path / "budgets.json"
-    run_script("svdkl_budgets", "--datasets", "digits", "--budgets", "1/1/2", "--seeds", "0", "--output", str(out))
+    run_script("svdkl_budgets", "--datasets", "digits", "--budgets", "1/1/1", "--seeds", "0", "--output", str(out))
     results = json.loads(out.read_text())
     (cell,) = results["cells"]
-    assert (cell["dataset"], cell["budget"], cell["seed"]) == ("digits", "1/1/2", 0)
+    assert (cell["dataset"], cell["budget"], cell["seed"]) == ("digits", "1/1/1", 0)
     epochs = cell["config"]
-    assert (epochs["network_epochs"], epochs["gp_epochs"], epochs["joint_epochs"]) == (1, 1, 2)
+    assert (epochs["network_epochs"], epochs["gp_epochs"], epochs["joint_epochs"]) == (1, 1, 1)
     assert set(cell["chosen_epoch"]) == {"network", "gp", "joint"}
     # each stage is kept only if no worse on the validation rows than where it started
     assert cell["validation_svdkl"]["nlp"] <= cell["validation_dnn_gp"]["nlp"] + 1e-12
