@@ -123,6 +123,28 @@ def test_encoded_rows_round_trip_and_hits_count_true_labels():
     assert row_hits(top, Y, 1).tolist() == [1, 0] and row_hits(top, Y, 3).tolist() == [2, 1]  # -1 is a miss
 
 
+@pytest.mark.parametrize("high, dtype", [(100, "i1"), (200, "i2"), (40_000, "i4"), (2**40, "i8")])
+def test_encoded_rows_are_compact_and_lossless(high, dtype):
+    top = np.random.default_rng(0).integers(-1, high, size=(257, 5))  # [N, k], -1: no prediction
+    top[0, 0] = high - 1
+    text = encode_rows(top)
+    assert text.startswith(f"zlib:257x5:{dtype}:") and text.isascii()
+    decoded = decode_rows(text)
+    assert decoded.dtype == np.int64 and decoded.shape == (257, 5) and (decoded == top).all()
+    assert (decode_rows(encode_rows(np.zeros((0, 5), dtype=int))) == np.zeros((0, 5))).all()
+    with pytest.raises(ValueError, match="shape 258x5"):
+        decode_rows(text.replace("zlib:257x5", "zlib:258x5"))
+
+
+def test_earlier_text_form_of_rows_still_decodes():
+    """Result files written before the compact form keep rows as text: ``;`` between rows, ``,`` between ids."""
+    top = np.array([[2, 0, -1], [1, 2, 0]])
+    legacy = ";".join(",".join(map(str, row)) for row in top.tolist())
+    assert (decode_rows(legacy) == top).all() and (decode_rows(legacy) == decode_rows(encode_rows(top))).all()
+    with pytest.raises(ValueError, match="different lengths"):
+        decode_rows("1,2;3")
+
+
 def test_paired_comparison_counts_ties_as_ties_and_intervals_cover_zero_without_difference():
     rng = np.random.default_rng(0)
     base = rng.integers(0, 2, size=300)
