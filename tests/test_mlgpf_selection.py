@@ -166,16 +166,23 @@ def test_paired_comparison_counts_ties_as_ties_and_intervals_cover_zero_without_
 
 
 # -- the commands, on small cases -----------------------------------------------------------------------------
-def test_select_command_reads_only_the_training_file(run_python, dataset_path, tmp_path):
-    """The training file and the label list copied to a folder whose test file is garbage: the command works,
-    so it never opens the test split."""
+@pytest.fixture
+def training_file_only(dataset_path, tmp_path):
+    """A data folder with Bibtex's training file and label list, and a test file that is garbage (a command
+    that opens the test split fails)."""
     folder = tmp_path / "data" / "bibtex"
     folder.mkdir(parents=True)
     for name in ("bibtex-train.arff.gz", "bibtex.xml"):
         shutil.copy(dataset_path("bibtex", name), folder / name)
     (folder / "bibtex-test.arff").write_text("not an ARFF file\n")
+    return folder.parent
+
+
+def test_select_command_reads_only_the_training_file(run_python, training_file_only, tmp_path):
+    """The training file and the label list copied to a folder whose test file is garbage: the command works,
+    so it never opens the test split."""
     output = tmp_path / "cv.json"
-    run_python("-m", "experiments.mlgpf_select", "--data-dir", tmp_path / "data", "--dataset", "bibtex", "--smoke",
+    run_python("-m", "experiments.mlgpf_select", "--data-dir", training_file_only, "--dataset", "bibtex", "--smoke",
                "--max-rows", "150", "--folds", "3", "--grid", "prior_variance=8,16", "--margin", "0.5",
                "--output", output)
     result = json.loads(output.read_text())
@@ -244,16 +251,11 @@ def test_peers_need_the_peers_interpreter_variable(run_python, dataset_path, dat
     assert completed.returncode != 0 and "GPFLOW_EXT_PEERS_PYTHON" in completed.stderr
 
 
-def test_self_tuning_candidate_reads_only_the_training_file(run_python, dataset_path, tmp_path):
+def test_self_tuning_candidate_reads_only_the_training_file(run_python, training_file_only, tmp_path):
     """label-gps-auto chooses σ² inside each fold's fit rows; with a garbage test file beside the training file
     the command still works, and each split records the grid, the rule and the choice."""
-    folder = tmp_path / "data" / "bibtex"
-    folder.mkdir(parents=True)
-    for name in ("bibtex-train.arff.gz", "bibtex.xml"):
-        shutil.copy(dataset_path("bibtex", name), folder / name)
-    (folder / "bibtex-test.arff").write_text("not an ARFF file\n")
     output = tmp_path / "cv.json"
-    run_python("-m", "experiments.mlgpf_select", "--data-dir", tmp_path / "data", "--dataset", "bibtex", "--smoke",
+    run_python("-m", "experiments.mlgpf_select", "--data-dir", training_file_only, "--dataset", "bibtex", "--smoke",
                "--max-rows", "120", "--folds", "2", "--candidate", "kernel_variance=12",
                "--candidate", "recipe=label-gps-auto", "--output", output)
     result = json.loads(output.read_text())
