@@ -4,12 +4,12 @@ M inducing points are packed in a 2-D input space, so K_ZZ is numerically singul
 Both models train by Adam on minibatches with the same data, kernel and likelihood; the script prints
 how many steps each survives and its loss.
 
-    python -m benchmarks.float32_stability --steps 200
+    python -m benchmarks.float32_stability --steps 200 [--output result.json]
 """
 import dataclasses
 
 import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser, compiled_training_step
+from benchmarks.common import base_parser, compiled_training_step, write_results
 
 import gpflow
 import numpy as np
@@ -71,7 +71,7 @@ def float32_comparison(num_inducing=500, num_data=2000, steps=60, batch=500, see
 
 
 def main(argv=None) -> None:
-    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, output=False, logdir=False)
+    parser = base_parser(__doc__.splitlines()[0], data_dir=False, epochs=False, logdir=False)
     parser.add_argument("--steps", type=int, default=200, help="Adam steps of each model")
     parser.add_argument("--num-inducing", type=int, default=500, help="M")
     args = parser.parse_args(argv)
@@ -79,6 +79,9 @@ def main(argv=None) -> None:
     for name, (history, error) in results.items():
         print(f"{name:>20}: {len(history)}/{args.steps} steps, first loss {history[0] if history else None}, "
               f"last loss {history[-1] if history else None}, error: {error}")
+    write_results({"num_inducing": args.num_inducing, "steps": args.steps,
+                   "models": {name: {"steps_survived": len(history), "losses": history, "error": error}
+                              for name, (history, error) in results.items()}}, args.output, seeds=[args.seed])
 
 
 if __name__ == "__main__":

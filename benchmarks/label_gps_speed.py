@@ -1,6 +1,6 @@
 """One GP per label on Z = X̃ (the ``label-gps`` recipe): the diagonal path against the generic dense path.
 
-    python -m benchmarks.label_gps_speed [--data-dir DIR] [--ranks 250 500] [--repeats 7]
+    python -m benchmarks.label_gps_speed [--data-dir DIR] [--ranks 250 500] [--repeats 7] [--output r.json]
 
 The same MLGPF (TF-IDF Bibtex rows, K = 159 independent label GPs, linear kernel, float32, |B| = 500) evaluates
 its bound and gradients through ``gpflow_ext.conditionals.preconditioned``: for ``BasisInducingPoints`` with a
@@ -13,7 +13,7 @@ import dataclasses
 import time
 
 import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser, print_table
+from benchmarks.common import base_parser, print_table, write_results
 
 import numpy as np
 
@@ -29,7 +29,7 @@ def _problem(data_dir):
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.splitlines()[0], epochs=False, output=False, logdir=False, seed=False)
+    parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False, seed=False)
     parser.add_argument("--ranks", type=int, nargs="+", default=[250, 500], help="R values (the dense path needs K·R² memory)")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
@@ -85,6 +85,8 @@ def main(argv=None):
                              "bound": -values[label]})
     print_table(rows, ["R", "path", "s/step", "dense time / this", "bound"],
                 title=f"label-gps step (bound + gradients), {name}, K = {Y.shape[1]}, |B| = 500, float32")
+    write_results({"problem": name, "num_labels": int(Y.shape[1]), "batch_size": 500, "repeats": args.repeats,
+                   "rows": rows}, args.output)
     return rows
 
 

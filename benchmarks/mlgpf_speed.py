@@ -1,6 +1,6 @@
 """MLGPF speed on Bibtex: time per training step and seconds per epoch against a stock GPflow SLFM.
 
-    python -m benchmarks.mlgpf_speed [--data-dir DIR] [--repeats 7] [--float32]
+    python -m benchmarks.mlgpf_speed [--data-dir DIR] [--repeats 7] [--float32] [--output r.json]
 
 Measured in one process, interleaved round-robin so that load on a shared machine hits every
 contender alike (medians reported):
@@ -22,7 +22,7 @@ import math
 import time
 
 import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser
+from benchmarks.common import base_parser, write_results
 
 import numpy as np
 
@@ -80,7 +80,7 @@ def compiled_step(model, data):
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.splitlines()[0], epochs=False, output=False, logdir=False, seed=False)
+    parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False, seed=False)
     parser.add_argument("--repeats", type=int, default=7, help="timed steps per contender")
     parser.add_argument("--float32", action="store_true", help="also time MLGPF s-LINEAR in float32")
     parser.add_argument("--no-slfm", action="store_true", help="skip the SLFM contender")
@@ -155,7 +155,10 @@ def main(argv=None):
               f"{(f'{ratio:.2f}x' if ratio else '-'):>10s} {(f'{gflops:.1f}' if gflops else '-'):>8s} "
               f"{(f'{100 * gflops / peak:.0f}%' if gflops else '-'):>11s}")
     print("paper Table 5 (Xeon E5-2667 v3): s-LINEAR 0.94 min/epoch = 56.4 s/epoch, LINEAR 58.2 s/epoch")
-    return {"matmul_gflops": {"float64": matmul64, "float32": matmul32}, "results": results}
+    out = {"matmul_gflops": {"float64": matmul64, "float32": matmul32}, "results": results}
+    write_results({"dataset": "bibtex", "P": P, "M": M, "R": R, "batch_size": B, "K": K, "D": D,
+                   "repeats": args.repeats, **out}, args.output)
+    return out
 
 
 if __name__ == "__main__":

@@ -72,8 +72,9 @@ def main(argv=None) -> dict[str, Any]:
     parser.add_argument("--batch-size", type=int, default=None, help="|X_b| (default: the recipe's)")
     parser.add_argument("--eval-every", type=int, default=None, help="test P@k every this many epochs (default 1)")
     parser.add_argument("--save-rows", action="store_true",
-                        help="store the top 5 label ids of every test row in the results JSON (key 'top', rows "
-                             "joined by ';'), for paired comparisons (experiments.xmc_paired)")
+                        help="store the top 5 label ids of every test row in the results JSON (key 'top', in the "
+                             "compact form of gpflow_ext.recipes.xmc_baselines.encode_rows), for paired comparisons "
+                             "(experiments.xmc_paired)")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")

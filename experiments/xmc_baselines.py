@@ -99,7 +99,8 @@ def main(argv=None) -> dict[str, Any]:
     parser.add_argument("--max-rows", type=int, default=None,
                         help=f"only the first rows of each split (--smoke: {SMOKE_ROWS})")
     parser.add_argument("--save-rows", action="store_true",
-                        help="store each run's top 5 label ids per test row (key 'top') for experiments.xmc_paired")
+                        help="store each run's top 5 label ids per test row (key 'top', compact: "
+                             "gpflow_ext.recipes.xmc_baselines.encode_rows) for experiments.xmc_paired")
     args = parser.parse_args(argv)
     if args.data_dir is None:
         parser.error("--data-dir (or $GPFLOW_EXT_DATA) is required")

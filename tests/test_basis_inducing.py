@@ -1,5 +1,7 @@
 """Z = X̃ (BasisInducingPoints) under a linear kernel: the diagonal O(B·R·P) path against the generic
 dense path, stock GPflow on the explicit Z, and exact Bayesian linear regression when R = rank(X)."""
+import json
+
 import gpflow
 import numpy as np
 import pytest
@@ -142,13 +144,18 @@ def test_bad_basis_raises():
         BasisInducingPoints.from_data(np.ones((3, 4)), rank=5)
 
 
-def test_speed_benchmark_small_run(run_python):
-    """``python -m benchmarks.label_gps_speed`` at a small R: both paths run and print the same bound."""
-    stdout = run_python("-m", "benchmarks.label_gps_speed", "--ranks", "20", "--repeats", "1").stdout
+def test_speed_benchmark_small_run(run_python, tmp_path):
+    """``python -m benchmarks.label_gps_speed`` at a small R: both paths run and print the same bound, and
+    ``--output`` writes the printed rows with their provenance."""
+    output = tmp_path / "speed.json"
+    stdout = run_python("-m", "benchmarks.label_gps_speed", "--ranks", "20", "--repeats", "1", "--output", output).stdout
     rows = [line.split() for line in stdout.splitlines() if line.startswith("20 ")]
     assert len(rows) == 2 and "dense time / this" in stdout, stdout
     bounds = [float(row[-1]) for row in rows]
     np.testing.assert_allclose(bounds[0], bounds[1], rtol=1e-4)
+    stored = json.loads(output.read_text())
+    assert [r["R"] for r in stored["rows"]] == [20, 20] and "provenance" in stored
+    np.testing.assert_allclose([r["bound"] for r in stored["rows"]], bounds, rtol=1e-4)
 
 
 def test_from_stream_equals_from_data():

@@ -1,6 +1,7 @@
 """The package's shape: small modules, layers that import only downwards, no mode strings switched in models,
 tests that import only the library, scripts that run as ``python -m`` without editing ``sys.path``."""
 import ast
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "gpflow_ext"
 MAX_MODULE_LINES = 400
+MAX_DOCS_FILE_BYTES = 1 << 20  # 1 MiB
 
 
 def _modules(folder: Path):
@@ -114,3 +116,16 @@ def test_scripts_silence_tensorflow_before_loading_it(folder, quiet):
         if first_quiet is None or first_quiet > loads[0]:
             offenders.append(path.relative_to(REPO).as_posix())
     assert not offenders, f"scripts loading TensorFlow before {quiet}: {offenders}"
+
+
+def test_tracked_files_under_docs_are_small():
+    """Result files and figures stay under 1 MiB each (per-row predictions are kept in the compact form of
+    ``gpflow_ext.recipes.xmc_baselines.encode_rows``)."""
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "docs"], capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    paths = [REPO / name for name in listed.stdout.split("\0") if name]
+    assert paths, "git lists no files under docs/"
+    large = {p.relative_to(REPO).as_posix(): p.stat().st_size for p in paths
+             if p.exists() and p.stat().st_size > MAX_DOCS_FILE_BYTES}
+    assert not large, f"tracked files under docs/ larger than 1 MiB: {large}"

@@ -123,6 +123,28 @@ def test_encoded_rows_round_trip_and_hits_count_true_labels():
     assert row_hits(top, Y, 1).tolist() == [1, 0] and row_hits(top, Y, 3).tolist() == [2, 1]  # -1 is a miss
 
 
+@pytest.mark.parametrize("high, dtype", [(100, "i1"), (200, "i2"), (40_000, "i4"), (2**40, "i8")])
+def test_encoded_rows_are_compact_and_lossless(high, dtype):
+    top = np.random.default_rng(0).integers(-1, high, size=(257, 5))  # [N, k], -1: no prediction
+    top[0, 0] = high - 1
+    text = encode_rows(top)
+    assert text.startswith(f"zlib:257x5:{dtype}:") and text.isascii()
+    decoded = decode_rows(text)
+    assert decoded.dtype == np.int64 and decoded.shape == (257, 5) and (decoded == top).all()
+    assert (decode_rows(encode_rows(np.zeros((0, 5), dtype=int))) == np.zeros((0, 5))).all()
+    with pytest.raises(ValueError, match="shape 258x5"):
+        decode_rows(text.replace("zlib:257x5", "zlib:258x5"))
+
+
+def test_earlier_text_form_of_rows_still_decodes():
+    """Result files written before the compact form keep rows as text: ``;`` between rows, ``,`` between ids."""
+    top = np.array([[2, 0, -1], [1, 2, 0]])
+    legacy = ";".join(",".join(map(str, row)) for row in top.tolist())
+    assert (decode_rows(legacy) == top).all() and (decode_rows(legacy) == decode_rows(encode_rows(top))).all()
+    with pytest.raises(ValueError, match="different lengths"):
+        decode_rows("1,2;3")
+
+
 def test_paired_comparison_counts_ties_as_ties_and_intervals_cover_zero_without_difference():
     rng = np.random.default_rng(0)
     base = rng.integers(0, 2, size=300)
@@ -144,16 +166,23 @@ def test_paired_comparison_counts_ties_as_ties_and_intervals_cover_zero_without_
 
 
 # -- the commands, on small cases -----------------------------------------------------------------------------
-def test_select_command_reads_only_the_training_file(run_python, dataset_path, tmp_path):
-    """The training file and the label list copied to a folder whose test file is garbage: the command works,
-    so it never opens the test split."""
+@pytest.fixture
+def training_file_only(dataset_path, tmp_path):
+    """A data folder with Bibtex's training file and label list, and a test file that is garbage (a command
+    that opens the test split fails)."""
     folder = tmp_path / "data" / "bibtex"
     folder.mkdir(parents=True)
     for name in ("bibtex-train.arff.gz", "bibtex.xml"):
         shutil.copy(dataset_path("bibtex", name), folder / name)
     (folder / "bibtex-test.arff").write_text("not an ARFF file\n")
+    return folder.parent
+
+
+def test_select_command_reads_only_the_training_file(run_python, training_file_only, tmp_path):
+    """The training file and the label list copied to a folder whose test file is garbage: the command works,
+    so it never opens the test split."""
     output = tmp_path / "cv.json"
-    run_python("-m", "experiments.mlgpf_select", "--data-dir", tmp_path / "data", "--dataset", "bibtex", "--smoke",
+    run_python("-m", "experiments.mlgpf_select", "--data-dir", training_file_only, "--dataset", "bibtex", "--smoke",
                "--max-rows", "150", "--folds", "3", "--grid", "prior_variance=8,16", "--margin", "0.5",
                "--output", output)
     result = json.loads(output.read_text())
@@ -222,16 +251,11 @@ def test_peers_need_the_peers_interpreter_variable(run_python, dataset_path, dat
     assert completed.returncode != 0 and "GPFLOW_EXT_PEERS_PYTHON" in completed.stderr
 
 
-def test_self_tuning_candidate_reads_only_the_training_file(run_python, dataset_path, tmp_path):
+def test_self_tuning_candidate_reads_only_the_training_file(run_python, training_file_only, tmp_path):
     """label-gps-auto chooses σ² inside each fold's fit rows; with a garbage test file beside the training file
     the command still works, and each split records the grid, the rule and the choice."""
-    folder = tmp_path / "data" / "bibtex"
-    folder.mkdir(parents=True)
-    for name in ("bibtex-train.arff.gz", "bibtex.xml"):
-        shutil.copy(dataset_path("bibtex", name), folder / name)
-    (folder / "bibtex-test.arff").write_text("not an ARFF file\n")
     output = tmp_path / "cv.json"
-    run_python("-m", "experiments.mlgpf_select", "--data-dir", tmp_path / "data", "--dataset", "bibtex", "--smoke",
+    run_python("-m", "experiments.mlgpf_select", "--data-dir", training_file_only, "--dataset", "bibtex", "--smoke",
                "--max-rows", "120", "--folds", "2", "--candidate", "kernel_variance=12",
                "--candidate", "recipe=label-gps-auto", "--output", output)
     result = json.loads(output.read_text())

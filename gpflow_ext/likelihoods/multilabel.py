@@ -111,6 +111,37 @@ def _positives_by_row(labels: tf.SparseTensor) -> tuple[tf.Tensor, tf.Tensor, tf
     return row_ids, label_ids, num_positive
 
 
+def _negative_ranks(uniform: TensorType, num_negative: tf.Tensor) -> tf.Tensor:
+    """Uniform draws [B, S] as 0-based ranks among each row's |N_i| [B] negatives, clamped to ``[0, |N_i| − 1]``."""
+    scaled = tf.floor(uniform * tf.cast(num_negative, uniform.dtype)[:, None])  # [B, S]
+    return tf.maximum(tf.minimum(tf.cast(scaled, tf.int64), tf.maximum(num_negative - 1, 0)[:, None]), 0)  # [B, S]
+
+
+def _where_any_negative(negatives: tf.Tensor, num_negative: tf.Tensor) -> tf.Tensor:
+    """Label ids [B, S], with the dummy id 0 in rows that have no negative (``|N_i| = 0``, weight zero)."""
+    return tf.where(num_negative[:, None] > 0, negatives, tf.zeros_like(negatives))  # [B, S]
+
+
+def _weighted_negative_sum(
+    h_mean: TensorType,
+    h_var: TensorType,
+    loadings: TensorType | None,
+    bias: TensorType,
+    negatives: tf.Tensor,
+    num_negative: tf.Tensor,
+    num_negative_samples: int,
+    num_points: int,
+) -> tf.Tensor:
+    """``|N_i|/S Σ_{ℓ∈L_i} E[log σ(−f_iℓ)]`` [B] over the sampled negative label ids ``negatives`` [B, S] (rows with
+    ``|N_i| = 0`` get zero; ``S = num_negative_samples``), by Gauss-Hermite quadrature and
+    ``E[log σ(−f)] = E[log σ(f)] − E[f]``."""
+    neg_rows = tf.broadcast_to(tf.range(tf.shape(negatives, out_type=tf.int64)[0])[:, None], tf.shape(negatives))
+    neg_mean, neg_var = gathered_utility_moments(h_mean, h_var, loadings, bias, negatives, neg_rows)  # [B, S] each
+    negative_sum = tf.reduce_sum(expected_log_sigmoid(neg_mean, neg_var, num_points) - neg_mean, axis=-1)  # [B]
+    weight = tf.cast(num_negative, h_mean.dtype) / tf.cast(num_negative_samples, h_mean.dtype)  # [B]
+    return weight * negative_sum  # [B]
+
+
 def sample_negative_labels(
     labels: tf.SparseTensor,
     num_samples: int,
@@ -139,13 +170,9 @@ def sample_negative_labels(
     )  # [B, max |P_i|], padding never counts
     keys = tf.concat([keys, tf.fill([num_rows, 1], num_labels)], axis=1)  # [B, max|P_i|+1]
     num_negative = num_labels - num_positive  # [B]
-    scaled = tf.floor(uniform * tf.cast(num_negative, uniform.dtype)[:, None])  # [B, S]
-    ranks = tf.minimum(tf.cast(scaled, tf.int64), tf.maximum(num_negative - 1, 0)[:, None])
-    ranks = tf.maximum(ranks, 0)  # [B, S]
+    ranks = _negative_ranks(uniform, num_negative)  # [B, S]
     shift = tf.searchsorted(keys, ranks, side="right", out_type=tf.int64)  # [B, S]
-    negatives = ranks + shift  # [B, S]
-    negatives = tf.where(num_negative[:, None] > 0, negatives, tf.zeros_like(negatives))
-    return negatives, num_negative
+    return _where_any_negative(ranks + shift, num_negative), num_negative  # [B, S], [B]
 
 
 @check_shapes(
@@ -196,12 +223,10 @@ def multilabel_expected_log_likelihood(
     positive_term = tf.math.unsorted_segment_sum(
         expected_log_sigmoid(pos_mean, pos_var, num_points), row_ids, num_rows
     )  # [B]
-    negatives, num_negative = sample_negative_labels(labels, num_negative_samples, uniform)
-    neg_rows = tf.broadcast_to(tf.range(num_rows)[:, None], tf.shape(negatives))  # [B, S]
-    neg_mean, neg_var = gathered_utility_moments(h_mean, h_var, loadings, bias, negatives, neg_rows)  # [B, S], [B, S]
-    negative_sum = tf.reduce_sum(expected_log_sigmoid(neg_mean, neg_var, num_points) - neg_mean, axis=-1)  # [B]
-    weight = tf.cast(num_negative, h_mean.dtype) / tf.cast(num_negative_samples, h_mean.dtype)
-    return positive_term + weight * negative_sum  # [B]
+    negatives, num_negative = sample_negative_labels(labels, num_negative_samples, uniform)  # [B, S], [B]
+    return positive_term + _weighted_negative_sum(
+        h_mean, h_var, loadings, bias, negatives, num_negative, num_negative_samples, num_points
+    )  # [B]
 
 
 class MultiLabelBernoulli(gpflow.likelihoods.Likelihood):

@@ -17,8 +17,14 @@ import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.base import TensorType
 
-from ..conditionals.multilabel import gathered_utility_moments, utility_moments
-from .multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, expected_log_sigmoid
+from ..conditionals.multilabel import utility_moments
+from .multilabel import (
+    DEFAULT_NUM_GAUSS_HERMITE_POINTS,
+    _negative_ranks,
+    _weighted_negative_sum,
+    _where_any_negative,
+    expected_log_sigmoid,
+)
 
 __all__ = ["dense_negative_labels", "dense_multilabel_expected_log_likelihood"]
 
@@ -36,12 +42,9 @@ def dense_negative_labels(labels: TensorType, uniform: TensorType) -> tuple[tf.T
     negative = tf.cast(tf.equal(labels, 0), tf.int64)  # [B, K]
     num_negative = tf.reduce_sum(negative, axis=1)  # [B]
     zeros_so_far = tf.cumsum(negative, axis=1)  # [B, K]
-    scaled = tf.floor(uniform * tf.cast(num_negative, uniform.dtype)[:, None])  # [B, S]
-    ranks = tf.maximum(tf.minimum(tf.cast(scaled, tf.int64), tf.maximum(num_negative - 1, 0)[:, None]), 0)  # [B, S]
+    ranks = _negative_ranks(uniform, num_negative)  # [B, S]
     below = tf.cast(zeros_so_far[:, None, :] <= ranks[:, :, None], tf.int64)  # [B, S, K]
-    negatives = tf.reduce_sum(below, axis=-1)  # [B, S]
-    negatives = tf.where(num_negative[:, None] > 0, negatives, tf.zeros_like(negatives))
-    return negatives, num_negative
+    return _where_any_negative(tf.reduce_sum(below, axis=-1), num_negative), num_negative  # [B, S], [B]
 
 
 @check_shapes(
@@ -74,8 +77,6 @@ def dense_multilabel_expected_log_likelihood(
         raise ValueError("uniform [B, num_negative_samples] draws are required when sampling")
     positive_term = tf.reduce_sum(y * log_sigmoid, axis=-1)  # [B]
     negatives, num_negative = dense_negative_labels(labels, uniform)  # [B, S], [B]
-    neg_rows = tf.broadcast_to(tf.range(tf.shape(negatives, out_type=tf.int64)[0])[:, None], tf.shape(negatives))
-    neg_mean, neg_var = gathered_utility_moments(h_mean, h_var, loadings, bias, negatives, neg_rows)  # [B, S] each
-    negative_sum = tf.reduce_sum(expected_log_sigmoid(neg_mean, neg_var, num_points) - neg_mean, axis=-1)  # [B]
-    weight = tf.cast(num_negative, h_mean.dtype) / tf.cast(num_negative_samples, h_mean.dtype)
-    return positive_term + weight * negative_sum  # [B]
+    return positive_term + _weighted_negative_sum(
+        h_mean, h_var, loadings, bias, negatives, num_negative, num_negative_samples, num_points
+    )  # [B]

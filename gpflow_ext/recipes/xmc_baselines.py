@@ -4,7 +4,9 @@
   by decision value, scored by :func:`gpflow_ext.metrics.ranking_metrics` like MLGPF.
 * :func:`summarise_runs`: the median and range of each score over repeated runs of a peer.
 * :func:`encode_rows` / :func:`decode_rows`: a run's top-k label ids per test row as one compact string
-  (``"3,7,1;0,2,9;..."``), the form in which result files keep them.
+  (``"zlib:<N>x<k>:<dtype>:<base64>"``, the ids as the smallest signed integers that hold them, zlib-compressed),
+  the form in which result files keep them; :func:`decode_rows` also reads the earlier text form
+  (``"3,7,1;0,2,9;..."``).
 * :func:`row_hits`: the number of true labels among each row's top k; :func:`paired_comparison`: two
   methods' runs compared over the same test rows (each pair of runs: P@k difference, win / tie / loss; all
   runs: the mean paired difference with a seeded bootstrap interval over test rows).
@@ -12,7 +14,9 @@
 (Peers that need their own interpreter, napkinXC and omikuji, stay with the experiment scripts.)
 """
 
+import base64
 import time
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -91,20 +95,38 @@ def summarise_runs(
     return summary
 
 
+#: The prefix of the compact form of :func:`encode_rows` (the earlier text form starts with a digit or ``-``).
+_COMPACT = "zlib"
+_DTYPES = ("<i1", "<i2", "<i4", "<i8")
+
+
 def encode_rows(top: np.ndarray) -> str:
-    """Top-k label ids [N, k] (int; -1 = no prediction) as one string: rows joined by ``;``, ids by ``,``."""
+    """Top-k label ids [N, k] (int; -1 = no prediction) as one ASCII string ``"zlib:<N>x<k>:<dtype>:<data>"``:
+    the ids as little-endian signed integers of the smallest of 1, 2, 4, 8 bytes that holds them all (``dtype``:
+    ``i1`` … ``i8``), row-major, zlib-compressed (level 9) and base64-encoded. :func:`decode_rows` inverts it."""
     top = np.asarray(top)
     if top.ndim != 2 or not np.issubdtype(top.dtype, np.integer):
         raise ValueError(f"top must be a 2-D integer array [N, k], got shape {top.shape} dtype {top.dtype}")
-    return ";".join(",".join(map(str, row)) for row in top.tolist())
+    low, high = (int(top.min()), int(top.max())) if top.size else (0, 0)
+    dtype = next(np.dtype(d) for d in _DTYPES if np.iinfo(d).min <= low and high <= np.iinfo(d).max)
+    data = base64.b64encode(zlib.compress(top.astype(dtype).tobytes(), 9)).decode("ascii")
+    return f"{_COMPACT}:{top.shape[0]}x{top.shape[1]}:{dtype.str[1:]}:{data}"
 
 
 def decode_rows(text: str) -> np.ndarray:
-    """The inverse of :func:`encode_rows`: an int64 array [N, k]."""
-    rows = [[int(v) for v in row.split(",")] for row in text.split(";")] if text else []
-    if len({len(r) for r in rows}) > 1:
+    """The inverse of :func:`encode_rows`: an int64 array [N, k]. Also reads the earlier text form, rows joined
+    by ``;`` and ids by ``,`` (``"3,7,1;0,2,9"``), which result files written before the compact form hold."""
+    if text.startswith(f"{_COMPACT}:"):
+        _, shape, dtype, data = text.split(":", 3)
+        rows, k = (int(n) for n in shape.split("x"))
+        flat = np.frombuffer(zlib.decompress(base64.b64decode(data, validate=True)), dtype=np.dtype(f"<{dtype}"))
+        if flat.size != rows * k:
+            raise ValueError(f"an encoded top-k string holds {flat.size} ids, its shape {rows}x{k} needs {rows * k}")
+        return flat.astype(np.int64).reshape(rows, k)
+    rows_list = [[int(v) for v in row.split(",")] for row in text.split(";")] if text else []
+    if len({len(r) for r in rows_list}) > 1:
         raise ValueError("rows of different lengths in an encoded top-k string")
-    return np.array(rows, dtype=np.int64).reshape(len(rows), -1)
+    return np.array(rows_list, dtype=np.int64).reshape(len(rows_list), -1)
 
 
 def row_hits(top: np.ndarray, Y: Any, k: int) -> np.ndarray:

@@ -208,28 +208,28 @@ def fit(
 
     if run.epoch >= epochs:
         return history
-    compile = not tf.config.functions_run_eagerly()
     _train(
         run,
-        model,
-        stages,
-        trained,
-        training,
-        strategy,
-        parts,
-        saver,
-        checkpoints,
-        dtype,
-        seed,
-        compile,
-        exact_random_resume,
-        bool(jit_compile),
+        model=model,
+        stages=stages,
+        trained=trained,
+        training=training,
+        strategy=strategy,
+        parts=parts,
+        saver=saver,
+        checkpoints=checkpoints,
+        dtype=dtype,
+        seed=seed,
+        compile=not tf.config.functions_run_eagerly(),
+        exact_random_resume=exact_random_resume,
+        jit_compile=bool(jit_compile),
     )
     return history
 
 
 def _train(
     run,
+    *,
     model,
     stages,
     trained,
@@ -242,7 +242,7 @@ def _train(
     seed,
     compile,
     exact_random_resume,
-    jit_compile=False,
+    jit_compile,
 ) -> None:
     """The loop over epochs and steps (``fit`` has checked and prepared everything)."""
 

@@ -10,7 +10,7 @@ q's coordinates v through a whitening map u = (⊗_d R_d) v with R_d R_dᵀ = K_
   ring of n_d ≈ ``period_factor``·(m_d − 1) points; R_d = [C_d^{1/2} F_dᵀ]_{:m_d} by inverse FFT
   (:func:`~gpflow_ext.covariances.grid.circulant_sqrt_apply`), v in the rings' Fourier coordinates with
   p(v) = N(0, I). q covers the ``variational_size`` lowest frequencies of each axis; the others keep their
-  prior (:meth:`CirculantGridPrior.fill`). Needs the whitened parameterisation.
+  prior (:meth:`GridPrior.fill`). Needs the whitened parameterisation.
 
 Each prior computes its own factors, square roots, KL pieces and samples; the model only calls them.
 """
@@ -48,7 +48,7 @@ class GridPrior:
     """p(u) for J GPs on one grid, seen through q's coordinates v (u = (⊗_d R_d) v when whitened).
 
     Subclasses give :meth:`latent_sizes` (the sizes n_d of v per axis), :meth:`variational_sizes` (q's sizes)
-    and :meth:`sqrt_factors` (the maps R_d); :meth:`fill` places q's block in v (identity by default).
+    and :meth:`sqrt_factors` (the maps R_d); :meth:`fill` places q's block in v (the identity when q covers v).
     """
 
     #: whether q(u) may be parameterised directly (unwhitened), with a KL against ⊗_d K_d
@@ -83,13 +83,30 @@ class GridPrior:
     def fill(
         self,
         grid: GridInducingPoints,
-        v: tf.Tensor,
+        v_low: tf.Tensor,
         num_samples: int,
         seed: tf.Tensor | None = None,
         keyed_seed: tf.Tensor | None = None,
     ):
-        """q's samples ``[J, ∏ k_d, T]`` as full coordinates ``[J, ∏ n_d, T]`` (identity here)."""
-        return v
+        """q's samples ``[J, ∏ k_d, T]`` as full coordinates ``[J, ∏ n_d, T]``: q's block placed first along each
+        axis (the circulant prior's low frequencies), the remaining coordinates drawn from their prior N(0, 1);
+        the identity when q covers every coordinate (``variational_sizes == latent_sizes``)."""
+        sizes, variational_sizes = self.latent_sizes(grid), self.variational_sizes(grid)
+        if variational_sizes == sizes:
+            return v_low
+        J = int(v_low.shape[0])  # static: no graph ops before the random draw
+        low = tf.reshape(v_low, [J, *variational_sizes, num_samples])  # [J, k_1..k_D, T]
+        pads = [[0, 0]] + [[0, n - k] for n, k in zip(sizes, variational_sizes)] + [[0, 0]]
+        mask = tf.pad(tf.ones_like(low), pads)  # [J, n_1..n_D, T]
+        if keyed_seed is not None:
+            num = int(np.prod(sizes)) * num_samples
+            eps = tf.reshape(shared_normal(keyed_seed, J, num, v_low.dtype, first_stream=J), tf.shape(mask))
+        elif seed is None:
+            eps = tf.random.normal(tf.shape(mask), dtype=v_low.dtype)
+        else:
+            eps = tf.random.stateless_normal(tf.shape(mask), seed=seed, dtype=v_low.dtype)
+        v = tf.pad(low, pads) + (1.0 - mask) * eps
+        return tf.reshape(v, [J, -1, num_samples])  # [J, ∏ n_d, T]
 
     @check_shapes("v: [J, N, R]", "return: [J, M, R]")
     def grid_values(
@@ -173,33 +190,6 @@ class CirculantGridPrior(GridPrior):
             [grid_covariances.grid_circulant_spectra(grid, k, ring_sizes, jitter) for k in kernels]
         )  # D × [J, n_d//2+1]
         return [partial(grid_covariances.circulant_sqrt_apply, lam, m=m) for lam, m in zip(spectra, grid.grid_sizes)]
-
-    def fill(
-        self,
-        grid: GridInducingPoints,
-        v_low: tf.Tensor,
-        num_samples: int,
-        seed: tf.Tensor | None = None,
-        keyed_seed: tf.Tensor | None = None,
-    ):
-        """Place q(v)'s low-frequency block in the rings' Fourier coordinates; the remaining coordinates are
-        drawn from their prior N(0, 1)."""
-        ring_sizes, variational_sizes = self.latent_sizes(grid), self.variational_sizes(grid)
-        if variational_sizes == ring_sizes:
-            return v_low
-        J = int(v_low.shape[0])  # static: no graph ops before the random draw
-        low = tf.reshape(v_low, [J, *variational_sizes, num_samples])  # [J, k_1..k_D, T]
-        pads = [[0, 0]] + [[0, n - k] for n, k in zip(ring_sizes, variational_sizes)] + [[0, 0]]
-        mask = tf.pad(tf.ones_like(low), pads)  # [J, n_1..n_D, T]
-        if keyed_seed is not None:
-            num = int(np.prod(ring_sizes)) * num_samples
-            eps = tf.reshape(shared_normal(keyed_seed, J, num, v_low.dtype, first_stream=J), tf.shape(mask))
-        elif seed is None:
-            eps = tf.random.normal(tf.shape(mask), dtype=v_low.dtype)
-        else:
-            eps = tf.random.stateless_normal(tf.shape(mask), seed=seed, dtype=v_low.dtype)
-        v = tf.pad(low, pads) + (1.0 - mask) * eps
-        return tf.reshape(v, [J, -1, num_samples])  # [J, ∏ n_d, T]
 
     def __repr__(self) -> str:
         return f"CirculantGridPrior(period_factor={self.period_factor}, variational_size={self.variational_size})"
