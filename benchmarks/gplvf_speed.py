@@ -2,12 +2,19 @@
 same run, and compiled step time vs planar flow length.
 
     python -m benchmarks.gplvf_speed --data-dir DIR [--lengths 0,5,10,20,50] [--gpy-iters 10] [--output r.json]
+    python -m benchmarks.gplvf_speed --passes-only [--batch-sizes 64,256,1024] [--pass-epochs 4] [--output r.json]
 
 * GPLVF: one epoch = one pass of row minibatches over all users (SVI, eq. 22-23); median over
   epochs after the first (tracing).
 * GPy: ``BayesianGPLVMMiniBatch(missing_data=True)`` (``$GPFLOW_EXT_PEERS_PYTHON``); one objective +
   gradient evaluation touches every row once, so seconds per evaluation = seconds per epoch: the
   median over evaluations after the first (the first also builds GPy's caches and is reported apart).
+* Passes (``passes``): seconds per pass (epoch) of ``fit`` with Adam 0.01 at each of ``--batch-sizes``
+  (a batch of N rows or more is one full-batch step per pass), for the step as a ``tf.function`` (``fit``'s
+  default) and compiled with XLA (``jit_compile=True``): the median over the epochs after the first (the first
+  traces and compiles; its seconds are kept), the GPy median seconds per evaluation over ours for each, and the
+  best of the two. GPy runs first in the same run (a subprocess of the same benchmark); the machine's load moves
+  both, so the ratios, not the seconds, are compared.
 * Flow length: median seconds of one compiled training step (B rows, S samples) per length,
   with the ratio to the Gaussian q(X) (length 0).
 * Observed pairs vs dense: GPLVF evaluates q(f_d(x_n)) only at observed (n, d) pairs
@@ -33,6 +40,7 @@ from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.likelihoods.masked import masked_variational_expectations
 from gpflow_ext.models import GPLVF
 from gpflow_ext.recipes.gplvf import infer_latent, train_with_fit
+from gpflow_ext.training import fit
 
 
 class DenseGPLVF(GPLVF):
@@ -70,6 +78,38 @@ def step_seconds(model, data, batch_size, repeats, seed=0):
     return float(np.median(times))
 
 
+def pass_seconds(train, batch_sizes, epochs, latent_dim, num_inducing, seed):
+    """``passes`` rows: per batch size and step compilation, median seconds per pass over epochs 2.. of ``fit``."""
+    rows = []
+    for batch_size in batch_sizes:
+        for name, jit in (("tf.function", False), ("XLA", True)):
+            model = GPLVF(train, latent_dim, num_inducing, num_samples=1, seed=seed)
+            history = fit(model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=0.01,
+                          seed=seed, progress=False, jit_compile=jit)
+            seconds = history.seconds_per_epoch
+            rows.append({"batch size": batch_size, "step": name, "steps/pass": history.steps_per_epoch,
+                         "s/pass": float(np.median(seconds[1:] or seconds)), "first pass s": seconds[0],
+                         "pass seconds": list(seconds), "final objective": history.objective[-1]})
+            print(f"B {batch_size} {name}: {rows[-1]['s/pass']:.3f} s/pass (first {seconds[0]:.1f} s)", flush=True)
+    return rows
+
+
+def passes_table(rows, gpy_seconds):
+    """Adds the GPy / ours ratio to each ``passes`` row and returns the per-batch-size summary (best step)."""
+    summary = []
+    for row in rows:
+        row["GPy / ours"] = None if gpy_seconds is None else gpy_seconds / row["s/pass"]
+    for batch_size in dict.fromkeys(r["batch size"] for r in rows):
+        mine = {r["step"]: r for r in rows if r["batch size"] == batch_size}
+        best = min(mine.values(), key=lambda r: r["s/pass"])
+        summary.append({"batch size": batch_size, "steps/pass": best["steps/pass"],
+                        "tf.function s/pass": mine["tf.function"]["s/pass"], "XLA s/pass": mine["XLA"]["s/pass"],
+                        "best": best["step"], "GPy s/pass": gpy_seconds, "GPy / default": mine["tf.function"]["GPy / ours"],
+                        "GPy / best": best["GPy / ours"]})
+    print_table(summary, list(summary[0]), title="seconds per pass over u1.base: GPLVF (fit) and GPy, one run")
+    return summary
+
+
 def main(argv=None):
     parser = base_parser(__doc__.split("\n")[0], logdir=False,
                          smoke="u1.base's first 100 users, 2 epochs, 2 repeats")
@@ -82,7 +122,16 @@ def main(argv=None):
     parser.add_argument("--infer-rows", type=int, default=100, help="held-out rows for the infer_latent timing")
     parser.add_argument("--infer-steps", type=int, default=100)
     parser.add_argument("--infer-samples", type=int, default=8)
+    parser.add_argument("--batch-sizes", default="64,256,1024", help="batch sizes of the per-pass comparison")
+    parser.add_argument("--pass-epochs", type=int, default=4, help="epochs per batch size and step (first: tracing)")
+    parser.add_argument("--passes-only", action="store_true",
+                        help="GPy and the per-pass comparison only (no flow-length or pairs-vs-dense steps)")
     args = parser.parse_args(argv)
+    batch_sizes = [int(v) for v in args.batch_sizes.split(",") if v.strip()]
+    if not batch_sizes or min(batch_sizes) < 1:
+        parser.error(f"--batch-sizes must be positive integers, got {args.batch_sizes!r}")
+    if args.pass_epochs < 2:
+        parser.error(f"--pass-epochs must be at least 2 (the first traces), got {args.pass_epochs}")
     epochs = args.epochs or (2 if args.smoke else 4)
     ml = load_movielens(args.data_dir, split="u1", download=False)
     train, test = ratings_matrix(ml.train), ratings_matrix(ml.test)
@@ -92,18 +141,28 @@ def main(argv=None):
         train, test = train[:60, :100], test[:60, :100]
         keep = np.diff(train.indptr) > 0
         train, test = train[keep], test[keep]
-        args.repeats = 2
-    results = {"matrix": list(train.shape), "ratings": int(train.nnz)}
-
-    model = GPLVF(train, args.latent_dim, args.num_inducing, num_samples=1)
-    history = train_with_fit(model, epochs=epochs, batch_size=args.batch_size, learning_rate=0.01, seed=args.seed)
-    results["gplvf_gaussian_seconds_per_epoch"] = history.median_seconds_per_epoch()
+        args.repeats, args.pass_epochs = 2, 2
+    results = {"matrix": list(train.shape), "ratings": int(train.nnz),
+               "args": {"latent_dim": args.latent_dim, "num_inducing": args.num_inducing, "seed": args.seed,
+                        "gpy_iters": args.gpy_iters, "batch_sizes": batch_sizes, "pass_epochs": args.pass_epochs}}
     gpy = gpy_peer(train, test, latent_dim=args.latent_dim, num_inducing=args.num_inducing,
                    max_iters=args.gpy_iters, seed=args.seed)
     if gpy is not None:
         results["gpy_seconds_per_epoch"] = gpy["median_seconds_per_evaluation"]
         results["gpy_first_evaluation_seconds"] = gpy["first_evaluation_seconds"]
         results["gpy_objective_evaluations"] = gpy["objective_evaluations"]
+    gpy_seconds = results.get("gpy_seconds_per_epoch")
+    results["passes"] = pass_seconds(train, batch_sizes, args.pass_epochs, args.latent_dim, args.num_inducing,
+                                     args.seed)
+    results["passes_summary"] = passes_table(results["passes"], gpy_seconds)
+    if args.passes_only:
+        write_results(results, args.output, seeds=[args.seed])
+        return results
+
+    model = GPLVF(train, args.latent_dim, args.num_inducing, num_samples=1)
+    history = train_with_fit(model, epochs=epochs, batch_size=args.batch_size, learning_rate=0.01, seed=args.seed)
+    results["gplvf_gaussian_seconds_per_epoch"] = history.median_seconds_per_epoch()
+    if gpy is not None:
         results["gpy_over_gplvf_ratio"] = gpy["median_seconds_per_evaluation"] / results["gplvf_gaussian_seconds_per_epoch"]
     print_table(
         [{"model": "GPLVF (Gaussian q(X), SVI)", "s/epoch": results["gplvf_gaussian_seconds_per_epoch"]},

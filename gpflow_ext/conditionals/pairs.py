@@ -46,9 +46,11 @@ class PerPair(PairVariance):
 
     def mean_and_variance(self, A, row_index, output_index, q_mu, L):
         A_pairs = tf.gather(A, row_index, axis=1)  # [S, P, M]
-        mean = tf.einsum("spm,pm->sp", A_pairs, tf.gather(tf.transpose(q_mu), output_index))  # [S, P]
-        LTA = tf.einsum("pmk,spm->spk", tf.gather(L, output_index), A_pairs)  # [S, P, M]: L_dᵀ a
-        return mean, tf.reduce_sum(tf.square(LTA), axis=-1)  # [S, P] each
+        mean = tf.reduce_sum(A_pairs * tf.gather(tf.transpose(q_mu), output_index)[None], axis=-1)  # [S, P]
+        # (L_dᵀ a)ᵀ = aᵀ L_d as one batched matmul over the pairs: faster than the equivalent einsum, forward and
+        # backward (its per-pair outer products), on MovieLens minibatches
+        aTL = tf.matmul(tf.transpose(A_pairs, [1, 0, 2]), tf.gather(L, output_index))  # [P, S, M]
+        return mean, tf.transpose(tf.reduce_sum(tf.square(aTL), axis=-1))  # [S, P] each
 
 
 class PerOutput(PairVariance):
