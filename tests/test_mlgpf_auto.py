@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from gpflow_ext.recipes import mlgpf_config as configs
 from gpflow_ext.recipes.mlgpf import build_mlgpf, run_mlgpf, synthetic_multilabel
-from gpflow_ext.recipes.mlgpf_auto import map_weights, resolve_config, tune_kernel_variance
+from gpflow_ext.recipes.mlgpf_auto import grid_end, map_weights, resolve_config, tune_kernel_variance
 from gpflow_ext.recipes.mlgpf_select import kfold_splits, rank_across, select
 
 
@@ -55,6 +55,7 @@ def test_tuning_record_and_choice_use_only_the_given_rows():
     assert record["grid"] == [0.5, 2.0, 8.0] and record["folds"] == 3 and "inner 3-fold" in record["rule"]
     means = [row["P@1 mean"] for row in record["scores"]]
     assert record["chosen"] == record["grid"][int(np.argmax(means))]
+    assert record["at_end"] == {0.5: "lowest", 8.0: "highest"}.get(record["chosen"])
     assert all(len(row["P@1 per fold"]) == 3 for row in record["scores"])
     again = tune_kernel_variance(X, Y, (8.0, 0.5, 2.0), folds=3, seed=0, rank=20)
     assert again["scores"] == record["scores"]  # deterministic given the rows and the seed
@@ -144,3 +145,12 @@ def test_rank_across_datasets_averages_ranks_and_breaks_ties_by_order():
     assert rank_across({"x": outcome((1.0, 1.0), (1.0, 1.0))})["chosen"] == "a"  # equal: the first listed
     with pytest.raises(ValueError):
         rank_across({})
+
+
+def test_auto_grid_is_geometric_around_the_fixed_variance_and_ends_are_flagged():
+    """Doubling steps from 1/2 to 256, so the fixed σ² = 12 and the earlier grid's ends (2, 64) are interior."""
+    grid = np.array(configs.AUTO_GRID)
+    np.testing.assert_allclose(grid[1:] / grid[:-1], 2.0, rtol=0, atol=0)
+    assert grid[0] == 0.5 and grid[-1] == 256.0 and grid[0] < 2.0 and grid[-1] > 64.0
+    assert [grid_end(v, (4.0, 0.5, 2.0)) for v in (0.5, 2.0, 4.0)] == ["lowest", None, "highest"]
+    assert grid_end(3.0, (3.0,)) is None  # one value: no end to widen past

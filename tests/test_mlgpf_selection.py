@@ -260,8 +260,10 @@ def test_self_tuning_candidate_reads_only_the_training_file(run_python, training
                "--candidate", "recipe=label-gps-auto", "--output", output)
     result = json.loads(output.read_text())
     fixed, auto = result["candidates"]
-    assert auto["config"]["kernel_variance_grid"] == [2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+    assert auto["config"]["kernel_variance_grid"] == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]
     for split in auto["splits"]:
         assert split["tuning"]["chosen"] in split["tuning"]["grid"] and split["tuning"]["folds"] == 3
-        assert len(split["tuning"]["scores"]) == 6 and split["n_fit"] == 60
+        assert len(split["tuning"]["scores"]) == 10 and split["n_fit"] == 60
+        expected = {0.5: "lowest", 256.0: "highest"}.get(split["tuning"]["chosen"])
+        assert split["tuning"]["at_end"] == expected
     assert "tuning" not in fixed["splits"][0]

@@ -36,6 +36,14 @@ def _name(method: str) -> str:
     return PEERS.get(method, method)
 
 
+def _chosen(tuning: dict[str, Any]) -> str:
+    """The σ² an inner cross-validation chose, with `(lowest)` / `(highest)` when it is an end of its grid."""
+    from gpflow_ext.recipes.mlgpf_auto import grid_end
+
+    end = grid_end(tuning["chosen"], tuning["grid"])
+    return f"{tuning['chosen']:g}" + (f" ({end})" if end else "")
+
+
 @generator("mlgpf-four-sets-cv")
 def cv_table() -> str:
     cv = load(CV)
@@ -46,7 +54,7 @@ def cv_table() -> str:
     for dataset, outcome in cv["datasets"].items():
         for c in outcome["candidates"]:
             per_fold = {s["split"]: s["P@1"] for s in c["splits"]}
-            chosen = [f"{s['tuning']['chosen']:g}" for s in c["splits"] if "tuning" in s]
+            chosen = [_chosen(s["tuning"]) for s in c["splits"] if "tuning" in s]
             rows.append([NAMES.get(dataset, dataset), CANDIDATES.get(c["name"], c["name"]),
                          *[fmt(per_fold.get(i)) for i in range(folds)], len(per_fold), fmt(c.get("P@1 mean")),
                          fmt(c.get("P@3 mean")), fmt(c.get("P@5 mean")), ", ".join(chosen) or "-"])

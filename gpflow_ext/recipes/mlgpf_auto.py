@@ -10,7 +10,9 @@ a Bernoulli-logit likelihood per label. :func:`resolve_config` chooses σ² for 
   features Φ = X X̃ᵀ, prior, likelihood and per-label bias, by full-batch L-BFGS over all labels at once
   (:func:`map_weights`, warm-started along the grid), instead of the variational posterior trained by Adam;
 * the held-out rows are ranked by the MAP scores f and scored by P@1/3/5;
-* the σ² with the highest mean held-out P@1 is chosen (the first of equal means, the grid in ascending order).
+* the σ² with the highest mean held-out P@1 is chosen (the first of equal means, the grid in ascending order);
+  the record says whether the choice is an end of the grid (``"at_end"``: ``"lowest"``, ``"highest"`` or None),
+  where a wider grid might have chosen beyond it.
 
 The MAP twin costs a few full-batch passes per σ², not the recipe's 100 epochs, so the whole grid costs less
 than one fit of the model. The returned config has ``kernel_variance`` set and ``kernel_variance_grid`` cleared;
@@ -18,6 +20,7 @@ the record (rule, grid, folds, every σ²'s scores, the choice) goes into the ru
 """
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,7 +32,7 @@ from ..inducing_variables.subspace import subspace_basis
 from ..metrics import ranking_metrics
 from .mlgpf_config import MLGPFConfig
 
-__all__ = ["TUNING_RULE", "map_weights", "map_scores", "tune_kernel_variance", "resolve_config"]
+__all__ = ["TUNING_RULE", "map_weights", "map_scores", "tune_kernel_variance", "grid_end", "resolve_config"]
 
 TUNING_RULE = (
     "inner {folds}-fold cross-validation on the training rows (KFold, shuffled, random_state = the config's seed): "
@@ -169,7 +172,16 @@ def tune_kernel_variance(
         "rank": rank,
         "scores": table,
         "chosen": chosen,
+        "at_end": grid_end(chosen, grid),
     }
+
+
+def grid_end(chosen: float, grid: Sequence[float]) -> str | None:
+    """``"lowest"`` / ``"highest"`` when ``chosen`` is that end of ``grid`` (two or more values), else None."""
+    values = sorted(float(v) for v in grid)
+    if len(values) < 2:
+        return None
+    return "lowest" if chosen == values[0] else "highest" if chosen == values[-1] else None
 
 
 def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, dict[str, Any] | None]:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .mlgpf import run_mlgpf
-from .mlgpf_auto import resolve_config
+from .mlgpf_auto import grid_end, resolve_config
 from .mlgpf_config import RECIPES, MLGPFConfig
 
 __all__ = [
@@ -286,12 +286,18 @@ def select(
             score = dict(fits[key])
             if tuning is not None:
                 score["tuning"] = {k: tuning[k] for k in ("chosen", "grid", "folds", "scores")}
+                score["tuning"]["at_end"] = grid_end(tuning["chosen"], tuning["grid"])
             row["splits"].append(dict(score))
             if log is not None:
                 log(
                     f"{row['name']} split {index}: "
                     + " ".join(f"{m} {score[m]:.2f}" for m in METRICS)
                     + (f" σ² {tuning['chosen']:g}" if tuning is not None else "")
+                    + (
+                        f" (the {score['tuning']['at_end']} end of the grid)"
+                        if score.get("tuning", {}).get("at_end")
+                        else ""
+                    )
                     + (" (reused)" if reused else f" ({score['seconds']:.0f} s)")
                 )
             if progress is not None:
