@@ -285,10 +285,17 @@ def rmse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.sqrt(np.mean((y_true - y_pred) ** 2)))
 
 
+def true_class_nlp(P: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Per row, the negative log probability of the true class [N] for class probabilities ``P`` [N, C] and
+    class indices ``Y`` [N] or [N, 1] (probabilities floored at 1e-300)."""
+    P = np.asarray(P, dtype=np.float64)
+    Y = np.asarray(Y).reshape(-1).astype(np.int64)
+    return -np.log(np.clip(P[np.arange(len(Y)), Y], 1e-300, 1.0))  # [N]
+
+
 def classification_metrics(P: np.ndarray, Y: np.ndarray) -> dict:
     """Accuracy and mean negative log probability of the true class (``{"accuracy", "nlp"}``) for class
     probabilities ``P`` [N, C] and class indices ``Y`` [N] or [N, 1]."""
     P = np.asarray(P, dtype=np.float64)
     Y = np.asarray(Y).reshape(-1).astype(np.int64)
-    p_true = np.clip(P[np.arange(len(Y)), Y], 1e-300, 1.0)
-    return {"accuracy": float(np.mean(P.argmax(axis=1) == Y)), "nlp": float(-np.mean(np.log(p_true)))}
+    return {"accuracy": float(np.mean(P.argmax(axis=1) == Y)), "nlp": float(np.mean(true_class_nlp(P, Y)))}

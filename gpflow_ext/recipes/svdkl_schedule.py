@@ -25,7 +25,7 @@ import numpy as np
 import tensorflow as tf
 from gpflow.keras import tf_keras
 
-from ..metrics import classification_metrics
+from ..metrics import classification_metrics, true_class_nlp
 from ..models import SVDKL, SoftmaxNetwork
 from ..training import EarlyStopping, GroupedOptimizer, Metrics, TensorBoard, fit
 from ..validation import check_positive_int, check_positive_number, validate_classification_data
@@ -150,8 +150,9 @@ class _Validation:
     def __call__(self, model: Any, step: int) -> dict[str, float]:
         if self.key != (id(model), step):
             P = np.asarray(self.predict_proba(self.X), dtype=np.float64)  # [N, C]
-            self.key, self.values = (id(model), step), classification_metrics(P, self.Y)
-            self.row_nlp = -np.log(np.clip(P[np.arange(len(self.Y)), self.Y], 1e-300, 1.0))  # [N]
+            self.row_nlp = true_class_nlp(P, self.Y)  # [N]
+            accuracy = float(np.mean(P.argmax(axis=1) == self.Y))
+            self.key, self.values = (id(model), step), {"accuracy": accuracy, "nlp": float(np.mean(self.row_nlp))}
         return self.values
 
     def score(self, model: Any, step: int) -> float:
@@ -217,11 +218,9 @@ def run_schedule(
     gp_epochs = check_positive_int(s.gp_epochs, "gp_epochs", minimum=0)
     joint_epochs = check_positive_int(s.joint_epochs, "joint_epochs", minimum=0)
     patience = check_positive_int(s.patience, "patience", allow_none=True)
-    gain_standard_errors = s.gain_standard_errors
-    if isinstance(gain_standard_errors, bool) or not (
-        isinstance(gain_standard_errors, (int, float)) and 0.0 <= gain_standard_errors < float("inf")
-    ):
-        raise ValueError(f"gain_standard_errors must be a finite number >= 0, got {gain_standard_errors!r}")
+    gain_standard_errors = check_positive_number(
+        s.gain_standard_errors, "gain_standard_errors", "a finite number >= 0", allow_zero=True
+    )
     if not (isinstance(s.validation_fraction, (int, float)) and 0.0 <= s.validation_fraction < 1.0):
         raise ValueError(f"validation_fraction must be in [0, 1), got {s.validation_fraction!r}")
     batch_size = s.batch_size

@@ -30,13 +30,16 @@ def check_positive_int(value: Any, name: str, allow_none: bool = False, minimum:
     return int(value)
 
 
-def check_positive_number(value: Any, name: str, expected: str = "a positive number") -> float:
-    """``value`` must be a finite real number > 0 (not a bool); the error says ``{name} must be {expected}``."""
+def check_positive_number(
+    value: Any, name: str, expected: str = "a positive number", *, allow_zero: bool = False
+) -> float:
+    """``value`` must be a finite real number > 0 (>= 0 with ``allow_zero``; not a bool); the error says
+    ``{name} must be {expected}``."""
     if (
         isinstance(value, bool)
         or not isinstance(value, numbers.Real)
         or not np.isfinite(float(value))
-        or not float(value) > 0
+        or not (float(value) >= 0 if allow_zero else float(value) > 0)
     ):
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return float(value)
