@@ -4,7 +4,8 @@
 from experiments.report import fmt, generator, load, markdown_table
 
 #: the result files of experiments.svdkl_budgets, in the order their rows are shown
-BUDGET_FILES = ("docs/svdkl/results/budgets-tour.json", "docs/svdkl/results/budgets-images.json", "docs/svdkl/results/budgets-tabular.json",
+BUDGET_FILES = ("docs/svdkl/results/budgets-tour.json", "docs/svdkl/results/budgets-images.json",
+                "docs/svdkl/results/budgets-mnist.json", "docs/svdkl/results/budgets-tabular.json",
                 "docs/svdkl/results/budgets-tabular-seeds-1-2.json")
 #: result files of experiments.svdkl_airline and experiments.svdkl_diabetes run at one budget (``--epochs E``)
 SCRIPT_FILES = ("docs/svdkl/results/budgets-airline-e2.json", "docs/svdkl/results/budgets-airline-e6.json",
