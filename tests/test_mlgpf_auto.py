@@ -63,17 +63,40 @@ def test_tuning_record_and_choice_use_only_the_given_rows():
         tune_kernel_variance(X[:2], Y[:2], (1.0,), folds=3)
 
 
+def test_a_chosen_end_of_the_grid_is_extended_past_and_chosen_again():
+    """On this problem held-out P@1 rises with σ² from 1/4 to 32 and is flat below 1/8. Each extension adds one step
+    of the grid's ratio past the chosen end; the given values' scores are those of the fixed grid and an added
+    value's scores those of a run at that value alone."""
+    (X, Y), _ = _problem()
+    fixed = tune_kernel_variance(X, Y, (0.25, 0.5), folds=3, seed=0, rank=20)
+    assert fixed["chosen"] == 0.5 and fixed["at_end"] == "highest" and fixed["grid"] == fixed["initial_grid"]
+    grown = tune_kernel_variance(X, Y, (0.5, 0.25, 0.5), folds=3, seed=0, rank=20, extensions=2)
+    assert grown["initial_grid"] == [0.25, 0.5] and grown["grid"] == [0.25, 0.5, 1.0, 2.0]
+    assert grown["scores"][:2] == fixed["scores"]
+    for row in grown["scores"][2:]:
+        assert tune_kernel_variance(X, Y, (row["kernel_variance"],), folds=3, seed=0, rank=20)["scores"] == [row]
+    means = [row["P@1 mean"] for row in grown["scores"]]
+    assert means == sorted(means) and means[-1] > means[1]
+    assert grown["chosen"] == 2.0 and grown["at_end"] == "highest" and "at most 2 times" in grown["rule"]
+    # equal means below 1/8: the smallest is chosen, so the grid is extended downwards, halving
+    flat = tune_kernel_variance(X, Y, (1e-3, 2e-3), folds=3, seed=0, rank=20, extensions=1)
+    assert flat["grid"] == [5e-4, 1e-3, 2e-3] and flat["chosen"] == 5e-4 and flat["at_end"] == "lowest"
+    with pytest.raises(ValueError, match="tuning_extensions"):
+        tune_kernel_variance(X, Y, (1.0, 2.0), folds=3, extensions=-1)
+
+
 def test_resolve_config_sets_the_chosen_variance_and_clears_the_grid():
     (X, Y), _ = _problem()
     plain = configs.RECIPES["label-gps"]("s-linear", "bibtex", rank=20)
     assert resolve_config(plain, X, Y) == (plain, None)
     auto = configs.RECIPES["label-gps-auto"]("s-linear", "bibtex", rank=20)
     assert auto.kernel_variance_grid == configs.AUTO_GRID and auto.tuning_folds == 3 and auto.independent_labels
+    assert auto.tuning_extensions == 4
     with pytest.raises(ValueError, match="resolve_config"):
         build_mlgpf(auto, X, Y)
     resolved, record = resolve_config(auto, X, Y)
     assert resolved.kernel_variance_grid is None and resolved.kernel_variance == record["chosen"]
-    assert record["chosen"] in configs.AUTO_GRID
+    assert record["chosen"] in record["grid"] and set(configs.AUTO_GRID) <= set(record["grid"])
     assert dataclasses.replace(resolved, kernel_variance=auto.kernel_variance, kernel_variance_grid=auto.kernel_variance_grid) == auto
 
 
@@ -84,6 +107,7 @@ def test_resolve_config_sets_the_chosen_variance_and_clears_the_grid():
         (dict(kernel_variance_grid=(1.0, -2.0)), "kernel_variance_grid"),
         (dict(kernel_variance_grid="12"), "kernel_variance_grid"),
         (dict(tuning_folds=1), "tuning_folds"),
+        (dict(tuning_extensions=-1), "tuning_extensions"),
     ],
 )
 def test_config_rejects_bad_tuning_fields(bad, match):
@@ -101,7 +125,8 @@ def test_run_records_the_tuning_and_never_uses_the_test_rows():
     for key in ("grid", "scores", "chosen", "rule"):
         assert first["tuning"][key] == second["tuning"][key]
     assert first["config"]["kernel_variance"] == first["tuning"]["chosen"]
-    assert first["config"]["kernel_variance_grid"] is None and first["tuning"]["grid"] == [0.5, 4.0]
+    assert first["config"]["kernel_variance_grid"] is None and first["tuning"]["initial_grid"] == [0.5, 4.0]
+    assert first["tuning"]["grid"][:2] == [0.5, 4.0]  # and the values added past a chosen end
 
 
 def test_select_resolves_per_split_and_reuses_an_identical_fit(monkeypatch):

@@ -11,8 +11,10 @@ a Bernoulli-logit likelihood per label. :func:`resolve_config` chooses σ² for 
   (:func:`map_weights`, warm-started along the grid), instead of the variational posterior trained by Adam;
 * the held-out rows are ranked by the MAP scores f and scored by P@1/3/5;
 * the σ² with the highest mean held-out P@1 is chosen (the first of equal means, the grid in ascending order);
-  the record says whether the choice is an end of the grid (``"at_end"``: ``"lowest"``, ``"highest"`` or None),
-  where a wider grid might have chosen beyond it.
+* while the choice is an end of the grid, the grid is extended past that end by one more step of the grid's own
+  ratio there (doubling past 256 on the default grid), at most ``tuning_extensions`` times, and the choice is made
+  again; the record says whether the final choice is still an end (``"at_end"``: ``"lowest"``, ``"highest"`` or
+  None), where a wider grid might have chosen beyond it.
 
 The MAP twin costs a few full-batch passes per σ², not the recipe's 100 epochs, so the whole grid costs less
 than one fit of the model. The returned config has ``kernel_variance`` set and ``kernel_variance_grid`` cleared;
@@ -30,6 +32,7 @@ from check_shapes import check_shapes
 
 from ..inducing_variables.subspace import subspace_basis
 from ..metrics import ranking_metrics
+from ..validation import check_positive_int
 from .mlgpf_config import MLGPFConfig
 
 __all__ = ["TUNING_RULE", "map_weights", "map_scores", "tune_kernel_variance", "grid_end", "resolve_config"]
@@ -39,7 +42,8 @@ TUNING_RULE = (
     "per fold, the transform and the rank-{rank} basis fitted on the fold's fit rows, the MAP weights of the "
     "model (same features, prior N(0, σ² I), Bernoulli-logit likelihood, per-label bias) for each σ² of the "
     "grid, the held-out rows ranked by the MAP scores; σ² with the highest mean held-out P@1 is chosen (the "
-    "smallest of equal means)"
+    "smallest of equal means); while the choice is an end of the grid, one more step of the grid's ratio is "
+    "added past that end and the choice made again, at most {extensions} times"
 )
 
 
@@ -134,46 +138,71 @@ def tune_kernel_variance(
     rank: int = 2000,
     transform: Any = None,
     max_iter: int = 50,
+    extensions: int = 0,
 ) -> dict[str, Any]:
-    """The record of :data:`TUNING_RULE` on the training rows ``(X, Y)``: ``{"rule", "grid", "folds", "seed",
-    "rank", "scores": [{"kernel_variance", "P@1 mean", "P@3 mean", "P@5 mean", "P@1 per fold"}], "chosen"}``.
-    ``transform`` (as ``MLGPFConfig.input_transform``) is fitted on each inner fold's fit rows."""
+    """The record of :data:`TUNING_RULE` on the training rows ``(X, Y)``: ``{"rule", "grid", "initial_grid",
+    "folds", "seed", "rank", "scores": [{"kernel_variance", "P@1 mean", "P@3 mean", "P@5 mean", "P@1 per fold"}],
+    "chosen", "at_end"}``. ``transform`` (as ``MLGPFConfig.input_transform``) is fitted on each inner fold's fit
+    rows. ``extensions``: how many values may be added past an end of ``grid`` that is chosen (``grid`` then lists
+    them too; ``initial_grid`` is the grid given)."""
     from sklearn.model_selection import KFold
 
-    grid = tuple(sorted(float(v) for v in grid))
+    initial = tuple(sorted({float(v) for v in grid}))
     num_rows = X.shape[0]
     if folds < 2 or folds > num_rows:
         raise ValueError(f"tuning_folds must be in [2, {num_rows}] (the training rows), got {folds}")
-    per_fold: list[list[dict[str, float]]] = [[] for _ in grid]
-    for fit, held in KFold(n_splits=folds, shuffle=True, random_state=seed).split(np.arange(num_rows)):
-        X_fit, X_held = X[fit], X[held]
-        if transform is not None:
-            fitted = transform.fit(X_fit) if hasattr(transform, "fit") else transform
-            X_fit, X_held = fitted(X_fit), fitted(X_held)
-        Y_held = Y[held]
-        k = min(5, Y.shape[1])
-        for i, scores in enumerate(map_scores(X_fit, Y[fit], X_held, list(grid), rank, seed, max_iter)):
-            top = np.argsort(-scores, axis=1, kind="stable")[:, :k]  # [N_held, k]
-            metrics = ranking_metrics(top, Y_held, ks=[j for j in (1, 3, 5) if j <= k])
-            per_fold[i].append({m: v for m, v in metrics.items() if m.startswith("P@")})
-    table = []
-    for variance, rows in zip(grid, per_fold):
-        entry: dict[str, Any] = {"kernel_variance": variance, "P@1 per fold": [r["P@1"] for r in rows]}
-        for metric in rows[0]:
-            entry[f"{metric} mean"] = float(np.mean([r[metric] for r in rows]))
-        table.append(entry)
-    means = np.array([e["P@1 mean"] for e in table])
-    chosen = grid[int(np.argmax(means))]  # first (smallest σ²) of equal maxima
+    extensions = check_positive_int(extensions, "tuning_extensions", minimum=0)
+    k = min(5, Y.shape[1])
+    splits = list(KFold(n_splits=folds, shuffle=True, random_state=seed).split(np.arange(num_rows)))
+
+    def score(variances: list[float]) -> dict[float, dict[str, Any]]:
+        # one inner fold's basis and features at a time (memory of one fold), σ² warm-started in the order given
+        per_fold: dict[float, list[dict[str, float]]] = {v: [] for v in variances}
+        for fit, held in splits:
+            X_fit, X_held = X[fit], X[held]
+            if transform is not None:
+                fitted = transform.fit(X_fit) if hasattr(transform, "fit") else transform
+                X_fit, X_held = fitted(X_fit), fitted(X_held)
+            for variance, scores in zip(variances, map_scores(X_fit, Y[fit], X_held, variances, rank, seed, max_iter)):
+                top = np.argsort(-scores, axis=1, kind="stable")[:, :k]  # [N_held, k]
+                metrics = ranking_metrics(top, Y[held], ks=[j for j in (1, 3, 5) if j <= k])
+                per_fold[variance].append({m: v for m, v in metrics.items() if m.startswith("P@")})
+        table = {}
+        for variance, rows in per_fold.items():
+            entry: dict[str, Any] = {"kernel_variance": variance, "P@1 per fold": [r["P@1"] for r in rows]}
+            for metric in rows[0]:
+                entry[f"{metric} mean"] = float(np.mean([r[metric] for r in rows]))
+            table[variance] = entry
+        return table
+
+    table = score(list(initial))  # ascending: each σ² warm-starts the next
+    for _ in range(extensions):
+        values = sorted(table)
+        chosen = _best(table)
+        end = grid_end(chosen, values)
+        if end is None:
+            break
+        step = values[-1] / values[-2] if end == "highest" else values[0] / values[1]
+        table.update(score([chosen * step]))
+    values = sorted(table)
+    chosen = _best(table)
     return {
-        "rule": TUNING_RULE.format(folds=folds, rank=rank),
-        "grid": list(grid),
+        "rule": TUNING_RULE.format(folds=folds, rank=rank, extensions=extensions),
+        "grid": values,
+        "initial_grid": list(initial),
         "folds": folds,
         "seed": seed,
         "rank": rank,
-        "scores": table,
+        "scores": [table[v] for v in values],
         "chosen": chosen,
-        "at_end": grid_end(chosen, grid),
+        "at_end": grid_end(chosen, values),
     }
+
+
+def _best(table: dict[float, dict[str, Any]]) -> float:
+    """The σ² with the highest mean held-out P@1, the smallest of equal means."""
+    values = sorted(table)
+    return values[int(np.argmax([table[v]["P@1 mean"] for v in values]))]
 
 
 def grid_end(chosen: float, grid: Sequence[float]) -> str | None:
@@ -200,5 +229,6 @@ def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, di
         seed=config.seed,
         rank=config.rank,
         transform=config.input_transform,
+        extensions=config.tuning_extensions,
     )
     return dataclasses.replace(config, kernel_variance=record["chosen"], kernel_variance_grid=None), record

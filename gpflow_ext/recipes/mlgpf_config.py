@@ -84,6 +84,8 @@ class MLGPFConfig:
     :param kernel_variance_grid: σ² values to choose from on the training rows before the model is built
         (:func:`gpflow_ext.recipes.mlgpf_auto.resolve_config`, run by ``run_mlgpf``); ``None``: no choice.
     :param tuning_folds: K of the inner K-fold cross-validation that chooses σ² from ``kernel_variance_grid``.
+    :param tuning_extensions: how many σ² values may be added past an end of ``kernel_variance_grid`` that the
+        inner cross-validation chooses, one step of the grid's ratio at a time (0: the grid as given).
     """
 
     kernel: str = "linear"
@@ -107,6 +109,7 @@ class MLGPFConfig:
     kernel_variance: float | None = None
     kernel_variance_grid: tuple[float, ...] | None = None
     tuning_folds: int = 3
+    tuning_extensions: int = 4
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -128,6 +131,7 @@ class MLGPFConfig:
         check_positive_int(self.tuning_folds, "tuning_folds")
         if self.tuning_folds < 2:
             raise ValueError(f"tuning_folds must be at least 2, got {self.tuning_folds}")
+        check_positive_int(self.tuning_extensions, "tuning_extensions", minimum=0)
         if self.input_transform is not None and not callable(self.input_transform):
             raise TypeError(f"input_transform must be callable or None, got {type(self.input_transform).__name__}")
 
@@ -188,8 +192,9 @@ def label_gps_config(method: str = "s-linear", dataset: str = "bibtex", **overri
     return dataclasses.replace(config, basis_inducing=True, independent_labels=True)
 
 
-#: σ² values ``label-gps-auto`` chooses from: doubling steps from 1/2 to 256 (``label-gps`` fixes 12). The
-#: earlier grid {2, ..., 64} had its end values chosen on Medical (64) and Enron (2).
+#: σ² values ``label-gps-auto`` starts from: doubling steps from 1/2 to 256 (``label-gps`` fixes 12), extended
+#: past an end that is chosen by up to ``tuning_extensions`` (4) more doublings or halvings. The earlier grid
+#: {2, ..., 64} had its end values chosen on Medical (64) and Enron (2).
 AUTO_GRID: tuple[float, ...] = tuple(2.0**e for e in range(-1, 9))
 
 

@@ -285,7 +285,7 @@ def select(
             fits[key] = {k: v for k, v in score.items() if k != "tuning"}
             score = dict(fits[key])
             if tuning is not None:
-                score["tuning"] = {k: tuning[k] for k in ("chosen", "grid", "folds", "scores")}
+                score["tuning"] = {k: tuning[k] for k in ("chosen", "grid", "folds", "scores") if k in tuning}
                 score["tuning"]["at_end"] = grid_end(tuning["chosen"], tuning["grid"])
             row["splits"].append(dict(score))
             if log is not None:
@@ -311,7 +311,9 @@ def _key(config: dict[str, Any]) -> str:
     import json
 
     if config.get("kernel_variance_grid") is None:
-        config = {k: v for k, v in config.items() if k not in ("kernel_variance_grid", "tuning_folds")}
+        config = {
+            k: v for k, v in config.items() if k not in ("kernel_variance_grid", "tuning_folds", "tuning_extensions")
+        }
     return json.dumps(config, sort_keys=True)
 
 
