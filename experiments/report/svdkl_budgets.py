@@ -102,3 +102,23 @@ def budgets_cells() -> str:
             f"the DNN's in {svdkl}; DNN+GP in {dnn_gp}. Of the table's {len(groups)} rows (means over seeds or "
             f"folds), SV-DKL meets that bar in {sum(row_meets('svdkl', g) for g in groups)} and DNN+GP in "
             f"{sum(row_meets('dnn_gp', g) for g in groups)}")
+
+
+@generator("svdkl-budgets-misses")
+def budgets_misses() -> str:
+    """How far the runs that miss the bar miss it, and whether their GP stage kept its start."""
+    misses = []
+    for cell in _cells():
+        for key in ("dnn_gp", "svdkl"):
+            accuracy_short = cell["dnn"]["accuracy"] - 0.002 - cell[key]["accuracy"]
+            nlp_over = cell[key]["nlp"] - cell["dnn"]["nlp"]
+            if accuracy_short > 0 or nlp_over > 0:
+                kept = bool(cell["chosen_epoch"]) and cell["chosen_epoch"]["gp"] == 0
+                misses.append((max(accuracy_short + 0.002, 0.0), max(nlp_over, 0.0), kept))
+    if not misses:
+        return "no run misses it"
+    return (f"the {len(misses)} misses (DNN+GP and SV-DKL counted apart) are at most "
+            f"{max(m[1] for m in misses):.6f} above the DNN's NLP and at most {max(m[0] for m in misses):.4f} below "
+            "its accuracy; in "
+            f"{sum(m[2] for m in misses)} of them the GP stage kept its start, so the model predicts what its "
+            "network predicts up to the start's fidelity")
