@@ -96,10 +96,19 @@ def main(argv=None) -> dict[str, Any]:
     if args.resume and args.output is not None and args.output.exists():
         previous_file = json.loads(args.output.read_text())
     combined = len(args.dataset) > 1
+    if previous_file is not None and combined:
+        others = sorted(set(previous_file.get("datasets", {})) - set(args.dataset))
+        if others:
+            parser.error(f"--resume: {args.output} also holds {', '.join(others)}; add them to --dataset or write "
+                         "another --output")
     outcomes: dict[str, Any] = {}
 
     def save(current):  # each fit lands in --output, so a stopped run loses at most one fit
         if args.output is not None:
+            if combined and previous_file is not None:  # datasets not reached yet keep what --output held
+                earlier = previous_file.get("datasets", {})
+                current = {d: current[d] if d in current else earlier[d] for d in args.dataset
+                           if d in current or d in earlier}
             write_results(bundle(current), args.output, seeds=[args.seed])
 
     def bundle(current):

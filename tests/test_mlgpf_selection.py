@@ -262,8 +262,54 @@ def test_self_tuning_candidate_reads_only_the_training_file(run_python, training
     fixed, auto = result["candidates"]
     assert auto["config"]["kernel_variance_grid"] == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]
     for split in auto["splits"]:
-        assert split["tuning"]["chosen"] in split["tuning"]["grid"] and split["tuning"]["folds"] == 3
-        assert len(split["tuning"]["scores"]) == 10 and split["n_fit"] == 60
-        expected = {0.5: "lowest", 256.0: "highest"}.get(split["tuning"]["chosen"])
-        assert split["tuning"]["at_end"] == expected
+        tuning = split["tuning"]
+        assert tuning["chosen"] in tuning["grid"] and tuning["folds"] == 3 and split["n_fit"] == 60
+        assert set(auto["config"]["kernel_variance_grid"]) <= set(tuning["grid"])  # and any values added past an end
+        assert len(tuning["scores"]) == len(tuning["grid"]) <= 10 + auto["config"]["tuning_extensions"]
+        expected = {min(tuning["grid"]): "lowest", max(tuning["grid"]): "highest"}.get(tuning["chosen"])
+        assert tuning["at_end"] == expected
     assert "tuning" not in fixed["splits"][0]
+
+
+RESUME_STOPPED = """
+import json, sys
+import experiments.mlgpf_select as script
+output, data = sys.argv[1], sys.argv[2]
+args = ["--data-dir", data, "--dataset", "medical", "bibtex", "--smoke", "--max-rows", "60", "--folds", "2",
+        "--candidate", "kernel_variance=12", "--output", output]
+script.main(args)
+first = json.load(open(output))
+select = script.select
+
+def stopped(*positional, progress, **keywords):
+    def once(partial):
+        progress(partial)
+        raise KeyboardInterrupt
+    return select(*positional, progress=once, **keywords)
+
+script.select = stopped
+try:
+    script.main(args + ["--resume", "--candidate", "kernel_variance=4"])
+except KeyboardInterrupt:
+    pass
+print(json.dumps({"first": first, "kept": json.load(open(output))}))
+"""
+
+
+def test_a_resumed_run_stopped_early_keeps_the_datasets_it_had_not_reached(run_python, dataset_path, data_dir,
+                                                                            tmp_path):
+    """A run over several datasets resumed with a new candidate and stopped after its first fit: the output still
+    holds every dataset's earlier fits; an output holding a dataset not asked for is refused before any fit."""
+    dataset_path("bibtex", "bibtex-train.arff.gz")
+    dataset_path("medical", "medical-train.arff.gz")
+    output = tmp_path / "cv.json"
+    result = json.loads(run_python("-c", RESUME_STOPPED, output, data_dir).stdout.splitlines()[-1])
+    first, kept = result["first"], result["kept"]
+    assert kept["datasets"]["bibtex"] == first["datasets"]["bibtex"]
+    medical = {c["name"]: c for c in kept["datasets"]["medical"]["candidates"]}
+    assert medical["kernel_variance=12"]["splits"][0] == first["datasets"]["medical"]["candidates"][0]["splits"][0]
+    assert medical["kernel_variance=4"]["splits"] == [] and kept["datasets"]["medical"]["complete"] is False
+    refused = run_python("-m", "experiments.mlgpf_select", "--data-dir", data_dir, "--dataset", "medical", "enron",
+                         "--smoke", "--candidate", "kernel_variance=12", "--resume", "--output", output, check=False)
+    assert refused.returncode == 2 and "also holds bibtex" in refused.stderr
+    assert json.loads(output.read_text()) == kept
