@@ -19,7 +19,7 @@ Several datasets in one command write one ``--output`` file: ``{"datasets": {nam
 "ranking": ...}``, the ranking by ``gpflow_ext.recipes.mlgpf_select.rank_across`` (each candidate's mean rank over
 the datasets and P@1/3/5). A self-tuning candidate (``recipe=label-gps-auto``) chooses σ² inside each split from
 the split's fit rows; a fit whose resolved config and rows equal one already made (in this run, in ``--output``
-with ``--resume``, or in a ``--reuse FILE``) is taken from it:
+with ``--resume``, or in a ``--reuse FILE`` of one dataset or several) is taken from it:
 
     python -m experiments.mlgpf_select --dataset medical enron tmc2007-500 bibtex --folds 5 \\
         --candidate kernel_variance=12 --candidate recipe=label-gps-auto [--reuse EARLIER.json] --output cv.json
@@ -140,6 +140,7 @@ def main(argv=None) -> dict[str, Any]:
                     parser.error(f"--resume: {args.output} was made on other rows, splits or settings")
                 previous["candidates"] += earlier["candidates"]
         for other in reused:  # earlier runs on the same rows and splits: their fits are reused by config
+            other = other.get("datasets", {}).get(dataset, {}) if "datasets" in other else other
             if other.get("dataset") == dataset and other.get("n_train_rows") == header["n_train_rows"] \
                     and other.get("scheme") == json.loads(json.dumps(scheme)):
                 previous["candidates"] += other["candidates"]

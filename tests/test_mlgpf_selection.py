@@ -313,3 +313,12 @@ def test_a_resumed_run_stopped_early_keeps_the_datasets_it_had_not_reached(run_p
                          "--smoke", "--candidate", "kernel_variance=12", "--resume", "--output", output, check=False)
     assert refused.returncode == 2 and "also holds bibtex" in refused.stderr
     assert json.loads(output.read_text()) == kept
+    # a file over several datasets given to --reuse: its fits are taken, none is made again
+    again = tmp_path / "again.json"
+    reused = run_python("-m", "experiments.mlgpf_select", "--data-dir", data_dir, "--dataset", "bibtex", "medical",
+                        "--smoke", "--max-rows", "60", "--folds", "2", "--candidate", "kernel_variance=12",
+                        "--reuse", output, "--output", again)
+    assert reused.stdout.count("(reused)") == 3  # bibtex's two splits and medical's first; medical's second is fitted
+    datasets = json.loads(again.read_text())["datasets"]
+    assert datasets["bibtex"]["candidates"][0]["splits"] == first["datasets"]["bibtex"]["candidates"][0]["splits"]
+    assert datasets["medical"]["candidates"][0]["splits"][0] == medical["kernel_variance=12"]["splits"][0]
