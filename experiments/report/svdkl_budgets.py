@@ -5,12 +5,16 @@ from experiments.report import fmt, generator, load, markdown_table
 
 #: the result files of experiments.svdkl_budgets, in the order their rows are shown
 BUDGET_FILES = ("docs/svdkl/results/budgets-tour.json", "docs/svdkl/results/budgets-images.json",
-                "docs/svdkl/results/budgets-mnist.json", "docs/svdkl/results/budgets-tabular.json",
+                "docs/svdkl/results/budgets-mnist.json", "docs/svdkl/results/budgets-mnist-seeds-1-2.json",
+                "docs/svdkl/results/budgets-tabular.json",
                 "docs/svdkl/results/budgets-tabular-seeds-1-2.json")
 #: result files of experiments.svdkl_airline and experiments.svdkl_diabetes run at one budget (``--epochs E``)
 SCRIPT_FILES = ("docs/svdkl/results/budgets-airline-e2.json", "docs/svdkl/results/budgets-airline-e6.json",
+                "docs/svdkl/results/budgets-airline-e6-seeds-1-2.json",
                 "docs/svdkl/results/budgets-diabetes-readmitted_30d-e2.json",
-                "docs/svdkl/results/budgets-diabetes-readmitted-e2.json")
+                "docs/svdkl/results/budgets-diabetes-readmitted_30d-e6.json",
+                "docs/svdkl/results/budgets-diabetes-readmitted-e2.json",
+                "docs/svdkl/results/budgets-diabetes-readmitted-e6.json")
 _MODEL_KEYS = {"DNN": "dnn", "DNN+GP": "dnn_gp", "SV-DKL": "svdkl"}
 
 
