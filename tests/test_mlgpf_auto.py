@@ -91,7 +91,7 @@ def test_resolve_config_sets_the_chosen_variance_and_clears_the_grid():
     assert resolve_config(plain, X, Y) == (plain, None)
     auto = configs.RECIPES["label-gps-auto"]("s-linear", "bibtex", rank=20)
     assert auto.kernel_variance_grid == configs.AUTO_GRID and auto.tuning_folds == 3 and auto.independent_labels
-    assert auto.tuning_extensions == 4
+    assert auto.tuning_extensions == 0
     with pytest.raises(ValueError, match="resolve_config"):
         build_mlgpf(auto, X, Y)
     resolved, record = resolve_config(auto, X, Y)
@@ -155,6 +155,16 @@ def test_select_resolves_per_split_and_reuses_an_identical_fit(monkeypatch):
     again = select(X, Y, [{"kernel_variance": 2.0, "rank": 20}, auto], kfold_splits(X.shape[0], 2), run=fake_run,
                    previous=out)
     assert fits == [] and again["candidates"] == out["candidates"]
+    # a file written before tuning_extensions existed (no such field): the same computation as 0 extensions, under
+    # any candidate name; a candidate that extends the grid is another computation and is tuned again
+    older = {"candidates": [{**row, "name": "renamed", "config": {k: v for k, v in row["config"].items()
+                                                                  if k != "tuning_extensions"}}
+                            for row in out["candidates"]]}
+    again = select(X, Y, [auto, {**auto, "tuning_extensions": 0}], kfold_splits(X.shape[0], 2), run=fake_run,
+                   previous=older)
+    assert fits == [] and [c["splits"] for c in again["candidates"]] == [out["candidates"][1]["splits"]] * 2
+    with pytest.raises(AssertionError, match="tuned again"):
+        select(X, Y, [{**auto, "tuning_extensions": 2}], kfold_splits(X.shape[0], 2), run=fake_run, previous=older)
 
 
 def test_rank_across_datasets_averages_ranks_and_breaks_ties_by_order():

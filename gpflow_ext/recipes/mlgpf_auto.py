@@ -12,9 +12,9 @@ a Bernoulli-logit likelihood per label. :func:`resolve_config` chooses σ² for 
 * the held-out rows are ranked by the MAP scores f and scored by P@1/3/5;
 * the σ² with the highest mean held-out P@1 is chosen (the first of equal means, the grid in ascending order);
 * while the choice is an end of the grid, the grid is extended past that end by one more step of the grid's own
-  ratio there (doubling past 256 on the default grid), at most ``tuning_extensions`` times, and the choice is made
-  again; the record says whether the final choice is still an end (``"at_end"``: ``"lowest"``, ``"highest"`` or
-  None), where a wider grid might have chosen beyond it.
+  ratio there (doubling past 256 on the default grid), at most ``tuning_extensions`` times (default 0), and the
+  choice is made again; the record says whether the final choice is an end (``"at_end"``: ``"lowest"``,
+  ``"highest"`` or None), where a wider grid might have chosen beyond it.
 
 The MAP twin costs a few full-batch passes per σ², not the recipe's 100 epochs, so the whole grid costs less
 than one fit of the model. The returned config has ``kernel_variance`` set and ``kernel_variance_grid`` cleared;

@@ -109,7 +109,7 @@ class MLGPFConfig:
     kernel_variance: float | None = None
     kernel_variance_grid: tuple[float, ...] | None = None
     tuning_folds: int = 3
-    tuning_extensions: int = 4
+    tuning_extensions: int = 0
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -192,9 +192,9 @@ def label_gps_config(method: str = "s-linear", dataset: str = "bibtex", **overri
     return dataclasses.replace(config, basis_inducing=True, independent_labels=True)
 
 
-#: σ² values ``label-gps-auto`` starts from: doubling steps from 1/2 to 256 (``label-gps`` fixes 12), extended
-#: past an end that is chosen by up to ``tuning_extensions`` (4) more doublings or halvings. The earlier grid
-#: {2, ..., 64} had its end values chosen on Medical (64) and Enron (2).
+#: σ² values ``label-gps-auto`` chooses from: doubling steps from 1/2 to 256 (``label-gps`` fixes 12). The
+#: earlier grid {2, ..., 64} had its end values chosen on Medical (64) and Enron (2). ``tuning_extensions``
+#: (default 0) lets the grid grow past a chosen end.
 AUTO_GRID: tuple[float, ...] = tuple(2.0**e for e in range(-1, 9))
 
 

@@ -236,7 +236,7 @@ def select(
     for row in (previous or {}).get("candidates", []):
         for score in row.get("splits", []):
             sizes = (score["split"], score["n_fit"], score["n_held_out"])
-            reuse[(row["name"], _key(row["config"]), *sizes)] = score
+            reuse[(_key(row["config"]), *sizes)] = score
             if "tuning" in score:  # a self-tuning candidate's fit: its config resolved on that split
                 as_fit = {**row["config"], "kernel_variance": score["tuning"]["chosen"], "kernel_variance_grid": None}
                 fits[(_key(as_fit), *sizes)] = {k: v for k, v in score.items() if k != "tuning"}
@@ -261,7 +261,7 @@ def select(
             # on the same split (by another candidate, or in ``previous``) is the same computation and is reused
             start = time.perf_counter()
             sizes = (index, int(len(fit_rows)), int(len(held_rows)))
-            earlier = reuse.get((row["name"], _key(row["config"]), *sizes))
+            earlier = reuse.get((_key(row["config"]), *sizes))
             tuning: dict[str, Any] | None
             if earlier is not None and "tuning" in earlier:  # this candidate's own earlier fit: no second tuning
                 resolved = dataclasses.replace(
@@ -306,14 +306,17 @@ def select(
 
 
 def _key(config: dict[str, Any]) -> str:
-    """The config as text; the tuning fields are left out when no σ² grid is set (as in files written before
-    they existed)."""
+    """The config as text, the same for the same computation: the tuning fields are left out when no σ² grid is
+    set (as in files written before they existed), and a grid's ``tuning_extensions`` is 0 when absent (files
+    written before it existed extended nothing)."""
     import json
 
     if config.get("kernel_variance_grid") is None:
         config = {
             k: v for k, v in config.items() if k not in ("kernel_variance_grid", "tuning_folds", "tuning_extensions")
         }
+    else:
+        config = {"tuning_extensions": 0, **config}
     return json.dumps(config, sort_keys=True)
 
 
