@@ -9,6 +9,8 @@ from experiments.report import REPO, fmt, generator, load, markdown_table
 
 STORE = "docs/mlgpf/results/selection"
 CV = f"{STORE}/four-sets-cv-5fold.json"
+#: the same cross-validation with a third candidate, label-gps-auto whose grid grows past a chosen end
+EXTENDED = f"{STORE}/four-sets-cv-5fold-extended.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -71,6 +73,32 @@ def _common_folds(outcome: dict[str, Any]) -> dict[str, Any] | None:
         splits = [s for s in c["splits"] if s["split"] in shared]
         rows.append({"name": c["name"], **{f"P@{k} mean": float(np.mean([s[f"P@{k}"] for s in splits])) for k in KS}})
     return {"candidates": rows, "complete": outcome.get("complete", False), "folds": sorted(shared)}
+
+
+def _label(candidate: dict[str, Any]) -> str:
+    """A candidate's name in the tables, from its config where the name alone is ambiguous."""
+    extensions = candidate["config"].get("tuning_extensions", 0)
+    if candidate["config"].get("kernel_variance_grid") is not None and extensions:
+        return f"`label-gps-auto`, grid extended past a chosen end (at most {extensions} steps)"
+    return CANDIDATES.get(candidate["name"], candidate["name"])
+
+
+@generator("mlgpf-four-sets-extension")
+def extension_table() -> str:
+    """label-gps-auto with and without grid extension, on the folds both have, beside σ² = 12."""
+    cv = load(EXTENDED)
+    rows = []
+    for dataset, outcome in cv["datasets"].items():
+        common = _common_folds(outcome)
+        if common is None:
+            continue
+        for candidate, summary in zip(outcome["candidates"], common["candidates"]):
+            chosen = [_chosen(s["tuning"]) for s in candidate["splits"] if "tuning" in s and s["split"] in
+                      common["folds"]]
+            rows.append([NAMES.get(dataset, dataset), _label(candidate), ", ".join(map(str, common["folds"])),
+                         *[fmt(summary[f"P@{k} mean"]) for k in KS], ", ".join(chosen) or "-"])
+    return markdown_table(["set", "candidate", "folds", "P@1 mean", "P@3 mean", "P@5 mean", "σ² chosen per fold"],
+                          rows)
 
 
 @generator("mlgpf-four-sets-rank")
