@@ -126,3 +126,18 @@ def budgets_misses() -> str:
             "its accuracy; in "
             f"{sum(m[2] for m in misses)} of them the GP stage kept its start, so the model predicts what its "
             "network predicts up to the start's fidelity")
+
+
+#: the step-time benchmark (``benchmarks.svdkl_speed``) before this page's changes, and re-run at m = 70 after them
+SPEED_BEFORE, SPEED_AFTER = "docs/svdkl/results/svdkl_speed.json", "docs/svdkl/results/svdkl_speed_m70.json"
+
+
+@generator("svdkl-budgets-step-ratio")
+def step_ratio() -> str:
+    """SV-DKL's training step over the plain network's, in the earlier benchmark run and the re-run."""
+    parts = []
+    for path in (SPEED_BEFORE, SPEED_AFTER):
+        record = load(path)
+        ratio = record["ratios"]["svdkl_over_network_at_m70"]
+        parts.append(f"{fmt(ratio, 3)}× at `{_commit(record)}` (network step {fmt(record['network_s'] * 1e3, 0)} ms)")
+    return "SV-DKL's training step over the network's, m = 70, B = 4096: " + "; ".join(parts)
