@@ -285,7 +285,7 @@ def select(
             fits[key] = {k: v for k, v in score.items() if k != "tuning"}
             score = dict(fits[key])
             if tuning is not None:
-                score["tuning"] = {k: tuning[k] for k in ("chosen", "grid", "folds", "scores") if k in tuning}
+                score["tuning"] = {k: tuning[k] for k in ("chosen", "grid", "folds", "scores")}
                 score["tuning"]["at_end"] = grid_end(tuning["chosen"], tuning["grid"])
             row["splits"].append(dict(score))
             if log is not None:
