@@ -80,7 +80,9 @@ def _build_svdkl():
         tf_keras.layers.Dense(8, activation="relu", dtype=dtype),
         tf_keras.layers.Dense(2, dtype=dtype),
     ])
-    return SVDKL(net, num_classes=3, num_data=60, inducing=KISSGPGrid(8)), (X, Y[:, None]), X[:7]
+    mean = gpflow.mean_functions.Linear(0.3 * rng.normal(size=(2, 3)), 0.3 * rng.normal(size=3))  # class-score mean
+    model = SVDKL(net, num_classes=3, num_data=60, inducing=KISSGPGrid(8), mean_function=mean)
+    return model, (X, Y[:, None]), X[:7]
 
 
 def _build_gplvf():

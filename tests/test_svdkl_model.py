@@ -247,6 +247,10 @@ def test_bad_input(rng):
         SVDKL(_net(), 3, num_data=10, feature_groups=[[0], [1, 2]])
     with pytest.raises(TypeError, match="inducing must be a gpflow_ext.variational.KISSGPGrid"):
         SVDKL(_net(), 3, num_data=10, inducing="grid")
+    with pytest.raises(TypeError, match="mean_function must be a gpflow.mean_functions.MeanFunction"):
+        SVDKL(_net(), 3, num_data=10, mean_function=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match=r"mean_function: .* needs A of shape \[3, 4\] and b of shape \[4\]"):
+        SVDKL(_net(), 4, num_data=10, mean_function=gpflow.mean_functions.Linear(np.zeros((3, 4))))
     model = SVDKL(_net(), 3, num_data=10, inducing=KISSGPGrid(8))
     X, Y = _data(rng, n=10)
     with pytest.raises(ValueError, match="labels must be in"):
@@ -354,3 +358,41 @@ def test_svdkl_models_never_import_training_or_recipes():
                 continue
             for name in names:
                 assert not any(part in ("training", "recipes") for part in name.replace(".", " ").split()), (path, name)
+
+
+@pytest.mark.parametrize("inducing", [lambda: KISSGPGrid(10), lambda: FreeInducingPoints(6)], ids=["grid", "points"])
+def test_class_score_mean_is_added_to_the_mixed_gps(rng, inducing):
+    """logits = A f(h) + h W + b: the bound and the predictions against an explicit twin on the same draws."""
+    X, Y = _data(rng, n=30)
+    W, b = rng.normal(size=(3, 3)), rng.normal(size=3)
+    model = SVDKL(_net(), 3, num_data=30, inducing=inducing(), num_samples=4,
+                  mean_function=gpflow.mean_functions.Linear(W, b))
+    h = model.raw_features(tf.constant(X)).numpy()  # [N, Q]
+    seed = tf.constant([3, 4], tf.int64)
+    F = model.latent_samples(model.features(tf.constant(X)), 5, seed=seed).numpy()  # [T, N, J]
+    scores = F @ model.likelihood.mixing.numpy().T + (h @ W + b)[None]  # [T, N, C]
+    P = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+    np.testing.assert_allclose(model.predict_proba_batch(tf.constant(X), 5, seed=seed).numpy(), P.mean(0), rtol=1e-10)
+    tf.random.set_seed(7)
+    expected = model.expected_log_likelihood((tf.constant(X), tf.constant(Y)))
+    tf.random.set_seed(7)
+    F = model.latent_samples(model.features(tf.constant(X)), 4).numpy()  # the same global-seed draws
+    scores = F @ model.likelihood.mixing.numpy().T + (h @ W + b)[None]
+    log_p = scores - np.log(np.exp(scores).sum(-1, keepdims=True))
+    twin = log_p[:, np.arange(30), np.reshape(Y, -1).astype(int)].sum() / 4
+    np.testing.assert_allclose(expected.numpy(), twin, rtol=1e-10)
+    with tf.GradientTape() as tape:
+        loss = model.training_loss((tf.constant(X), tf.constant(Y[:, None])))
+    mean = model.mean_function
+    grads = tape.gradient(loss, [mean.A.unconstrained_variable, mean.b.unconstrained_variable])
+    assert all(g is not None and np.all(np.isfinite(g.numpy())) and np.any(g.numpy() != 0) for g in grads)
+
+
+def test_the_default_mean_is_zero_and_leaves_the_paper_model_unchanged(rng):
+    X, _ = _data(rng, n=20)
+    model = SVDKL(_net(), 3, num_data=20, inducing=KISSGPGrid(8))
+    assert isinstance(model.mean_function, gpflow.mean_functions.Zero)
+    seed = tf.constant([1, 2], tf.int64)
+    F = model.latent_samples(model.features(tf.constant(X)), 3, seed=seed)
+    P = tf.reduce_mean(tf.nn.softmax(model.likelihood.logits(F)), axis=0).numpy()
+    np.testing.assert_allclose(model.predict_proba_batch(tf.constant(X), 3, seed=seed).numpy(), P, rtol=1e-12)

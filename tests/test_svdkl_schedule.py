@@ -13,7 +13,7 @@ from gpflow_ext.models import SVDKL, SoftmaxNetwork
 from gpflow_ext.recipes.svdkl import PAPER_SETTINGS, match_network, pretrain_and_fit, stratified_split
 from gpflow_ext.recipes.svdkl_schedule import _Validation
 from gpflow_ext.variational import CirculantGridPrior, FreeInducingPoints, KISSGPGrid
-from gpflow_ext.variational.from_targets import latent_design_matrices, set_posterior_of_targets
+from gpflow_ext.variational.from_targets import latent_design_matrices, set_posterior_of_targets, set_shrunk_prior
 from gpflow_ext.variational.grid_priors import toeplitz_prior_factors
 
 F64 = gpflow.default_float()
@@ -87,6 +87,63 @@ def test_dnn_gp_starts_at_the_networks_accuracy_on_digits(digits_network, induci
     assert abs(after["accuracy"] - dnn) <= 0.005, (after, dnn, before)
     assert match["logit_rmse"] < 0.1
     assert before < dnn - 0.05  # the untrained GP layer is far from the network: the match does the work
+
+
+@pytest.mark.parametrize("inducing, spread", [(lambda: KISSGPGrid(32), 1e-4),
+                                              (lambda: KISSGPGrid(32, prior=CirculantGridPrior()), 5e-3),
+                                              (lambda: FreeInducingPoints(32), 5e-3)],
+                         ids=["toeplitz", "circulant", "points"])
+def test_a_linear_mean_starts_exactly_at_the_network_on_digits(digits_network, inducing, spread):
+    """With a Linear class-score mean, the mean class scores are the network's to rounding and q(u) is a shrunk prior,
+    so DNN+GP's probabilities differ from the network's only by the residual's small spread (on a Toeplitz grid
+    ``f = W u`` exactly; the circulant ring's points beyond the grid and free inducing points keep their prior
+    conditional's own variance)."""
+    split, weights = digits_network
+    net = PAPER_SETTINGS["digits"].build_network(64, 10, seed=1)
+    net.set_weights(weights)
+    model = SVDKL(net, 10, num_data=len(split.X_train), inducing=inducing(),
+                  mean_function=gpflow.mean_functions.Linear(np.zeros((10, 10)), np.zeros(10)))
+    network = SoftmaxNetwork(net)
+    match = match_network(model, network, split.X_train, residual_scale=1e-4)
+    assert match["logit_rmse"] < 1e-12
+    np.testing.assert_allclose(model.q_mu.numpy(), 0.0)
+    X = tf.constant(split.X_test)
+    np.testing.assert_allclose(model.mean_function(model.raw_features(X)).numpy(), network.logits(X).numpy(),
+                               atol=1e-12)
+    P, P_dnn = model.predict_proba(split.X_test, seed=0), network.predict_proba(split.X_test)
+    assert np.abs(P - P_dnn).max() < spread
+    assert np.array_equal(P.argmax(1), P_dnn.argmax(1)) or abs((P.argmax(1) == split.y_test).mean()
+                                                                 - (P_dnn.argmax(1) == split.y_test).mean()) <= 0.005
+
+
+@pytest.mark.parametrize("whiten", [True, False])
+@pytest.mark.parametrize("inducing", [lambda: KISSGPGrid(6), lambda: FreeInducingPoints(5)], ids=["grid", "points"])
+def test_shrunk_prior_is_the_prior_scaled(rng, whiten, inducing):
+    model = SVDKL(_net(), 3, num_data=50, inducing=inducing(), whiten=whiten)
+    set_shrunk_prior(model.gps, 0.01)
+    np.testing.assert_array_equal(model.q_mu.numpy(), 0.0)
+    if isinstance(model.gps, KISSGPGrid):
+        K = toeplitz_prior_factors(model.inducing_variable, model.kernel.kernels, model.jitter)[0].numpy()
+        L = model.q.q_sqrt_factors[0].numpy()
+    else:
+        K = gpflow.covariances.Kuu(model.inducing_variable, model.kernel, jitter=model.jitter).numpy()
+        L = model.gps.q_sqrt.numpy()
+    for j in range(3):
+        expected = 1e-4 * (np.eye(len(K[j])) if whiten else K[j])
+        np.testing.assert_allclose(L[j] @ L[j].T, expected, rtol=1e-6, atol=1e-14)
+    with pytest.raises(ValueError, match=r"scale must be a number in \(0, 1\]"):
+        set_shrunk_prior(model.gps, 0.0)
+
+
+def test_a_linear_mean_needs_a_dense_head():
+    model = SVDKL(_net(q=2), 4, num_data=30, inducing=KISSGPGrid(8),
+                  mean_function=gpflow.mean_functions.Linear(np.zeros((2, 4)), np.zeros(4)))
+    head = tf_keras.layers.Lambda(lambda h: tf.concat([h, h], axis=1), dtype=F64)
+    network = SoftmaxNetwork(model.feature_extractor, head)
+    before = [v.numpy().copy() for v in model.trainable_variables]
+    with pytest.raises(TypeError, match="network.head must be a tf_keras Dense layer or None"):
+        match_network(model, network, np.zeros((10, 5)))
+    assert all(np.array_equal(a, v.numpy()) for a, v in zip(before, model.trainable_variables))  # nothing changed
 
 
 def test_a_linear_head_is_matched_with_its_bias(rng):
@@ -170,3 +227,16 @@ def test_bad_schedule_arguments_are_refused_before_training(rng):
         pretrain_and_fit(model, (X, Y), test_data=(X, Y + 5))
     for before, v in zip(weights, model.trainable_variables):
         np.testing.assert_array_equal(before, v.numpy())
+
+
+def test_a_linear_mean_takes_a_head_with_more_classes_than_features_exactly(rng):
+    X = rng.normal(size=(300, 5))
+    model = SVDKL(_net(q=2), 4, num_data=300, inducing=KISSGPGrid(16),
+                  mean_function=gpflow.mean_functions.Linear(np.zeros((2, 4)), np.zeros(4)))
+    head = tf_keras.layers.Dense(4, dtype=F64)
+    head.build((None, 2))
+    head.set_weights([rng.normal(size=(2, 4)), rng.normal(size=4)])  # the bias is outside the span of Wᵀ
+    network = SoftmaxNetwork(model.feature_extractor, head)
+    assert match_network(model, network, X)["logit_rmse"] < 1e-12
+    P, P_dnn = model.predict_proba(X, seed=0), network.predict_proba(X)
+    assert np.abs(P - P_dnn).max() < 1e-4

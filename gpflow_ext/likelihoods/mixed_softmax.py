@@ -17,13 +17,20 @@ from gpflow.likelihoods import MonteCarloLikelihood
 
 from ..validation import check_positive_int
 
-__all__ = ["MixedSoftmax", "mixed_softmax_logits"]
+__all__ = ["MixedSoftmax", "mixed_softmax_logits", "softmax_log_prob"]
 
 
 @check_shapes("F: [batch..., J]", "mixing: [C, J]", "return: [batch..., C]")
 def mixed_softmax_logits(F: TensorType, mixing: TensorType) -> tf.Tensor:
     """Class scores ``A f`` for latent values ``F`` (eq. 1)."""
     return tf.linalg.matvec(mixing, F)  # [..., C]
+
+
+@check_shapes("logits: [batch..., C]", "labels: [broadcast batch...]", "return: [batch...]")
+def softmax_log_prob(logits: TensorType, labels: TensorType) -> tf.Tensor:
+    """``log softmax(logits)[y]`` for integer class labels ``y`` (broadcast against the logits' batch)."""
+    labels = tf.broadcast_to(tf.cast(labels, tf.int32), tf.shape(logits)[:-1])
+    return -tf.nn.sparse_softmax_cross_entropy_with_logits(logits=logits, labels=labels)
 
 
 class MixedSoftmax(MonteCarloLikelihood):
@@ -57,10 +64,7 @@ class MixedSoftmax(MonteCarloLikelihood):
 
     @inherit_check_shapes
     def _log_prob(self, X: TensorType, F: TensorType, Y: TensorType) -> tf.Tensor:
-        labels = tf.cast(Y[..., 0], tf.int32)
-        logits = self.logits(F)
-        labels = tf.broadcast_to(labels, tf.shape(logits)[:-1])
-        return -tf.nn.sparse_softmax_cross_entropy_with_logits(logits=logits, labels=labels)
+        return softmax_log_prob(self.logits(F), Y[..., 0])
 
     @inherit_check_shapes
     def _conditional_mean(self, X: TensorType, F: TensorType) -> tf.Tensor:

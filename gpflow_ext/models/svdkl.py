@@ -2,7 +2,9 @@
 
 A tf_keras feature extractor ``h(x; w)`` gives Q features; J additive GPs act on subsets of them (default:
 one GP per feature), each with an RBF base kernel; a mixing matrix A [C, J] and a softmax give the class
-probabilities (eq. 1). The GPs, their inducing variables and q(u) are one object
+probabilities (eq. 1). An optional GPflow mean function of the features gives the class scores a prior mean,
+``A f(h) + m(h)`` (default zero, the paper's model; a :class:`gpflow.mean_functions.Linear` map lets the layer start
+exactly at a network's own head, :func:`gpflow_ext.recipes.svdkl.match_network`). The GPs, their inducing variables and q(u) are one object
 (:mod:`gpflow_ext.variational.latent_gps`): with a :class:`~gpflow_ext.variational.KISSGPGrid` (the paper's
 method) ``f_j = W_j u_j`` exactly (eq. 2 with K̃ = 0), q(u) is Kronecker-factored (Section 4) and the grid
 prior an object (Toeplitz or circulant); the bound of eq. 4,
@@ -31,7 +33,7 @@ from gpflow.keras import tf_keras
 from gpflow.models import BayesianModel, ExternalDataTrainingLossMixin
 
 from ..inducing_variables.grid import BoundedScaling
-from ..likelihoods.mixed_softmax import MixedSoftmax
+from ..likelihoods.mixed_softmax import MixedSoftmax, softmax_log_prob
 from ..metrics import classification_metrics
 from ..randomness import announced_noise
 from ..validation import (
@@ -45,7 +47,7 @@ from ..validation import (
 )
 from ..validation.classifiers import layer_input_shape
 from ..variational.latent_gps import KISSGPGrid, LatentGPs
-from .svdkl_arguments import feature_groups_array, latent_gps_of, num_features_of
+from .svdkl_arguments import class_score_mean, feature_groups_array, latent_gps_of, num_features_of
 
 __all__ = ["SVDKL"]
 
@@ -70,6 +72,11 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
     :param whiten: parameterise q(u) through u = R v with K_ZZ = R Rᵀ and q(v) = N(μ, ⊗_d L_d L_dᵀ): the same
         family and KL as the paper's q(u), far better conditioned for gradient descent on fine grids.
         ``False`` gives the paper's direct N(μ, LLᵀ) parameterisation (Toeplitz prior and inducing points).
+    :param mean_function: a GPflow mean function m of the network's raw features h ``[B, Q]`` giving ``[B, C]``,
+        added to the mixed GPs' class scores: ``logits = A f(h) + m(h)`` (default ``Zero``: the paper's model).
+        With ``gpflow.mean_functions.Linear(A=[Q, C], b=[C])``, :func:`~gpflow_ext.recipes.svdkl.match_network`
+        sets m to the network's own head and q(u)'s mean to zero, so the layer starts exactly at the network
+        and the GPs learn what the linear head misses.
     """
 
     def __init__(
@@ -85,6 +92,7 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         lengthscale: float = 0.5,
         jitter: float = 1e-5,
         whiten: bool = True,
+        mean_function: gpflow.mean_functions.MeanFunction | None = None,
         name: str | None = None,
     ):
         super().__init__(name=name)
@@ -104,6 +112,7 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
             raise ValueError(f"{gps.prior!r} needs whiten=True")
         Q = num_features_of(feature_extractor, num_features)
         groups = feature_groups_array(feature_groups, Q)
+        mean_function = class_score_mean(mean_function, Q, int(num_classes))
 
         self.feature_extractor = feature_extractor
         self.input_shape = layer_input_shape(feature_extractor)
@@ -118,6 +127,7 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         self.scaling = BoundedScaling(-1.0, 1.0, name="feature_scaling")
         self.scaling.build((None, Q))
         self.likelihood = MixedSoftmax(self.num_classes, self.num_gps)
+        self.mean_function = mean_function
         gps.build(groups, Q, lengthscale, self.jitter, self.whiten)
         self.gps = gps
 
@@ -184,11 +194,12 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
         """(1/T) Σ_t Σ_i log p(y_i | f_i^(t)) over the minibatch (a scalar)."""
         X, Y = data
         T = num_samples or self.num_samples
-        H = self.features(X, training=True)  # [B, Q]
+        raw = self.raw_features(X, training=True)  # [B, Q]
+        H = self.scaling(raw)  # [B, Q]
         announced = announced_noise()  # under fit: draws keyed by (fit seed, step, row), XLA or not
         F = self.latent_samples(H, T) if announced is None else self.gps.latent_samples(H, T, *announced)  # [T, B, J]
-        Y = tf.reshape(tf.cast(Y, F.dtype), [-1, 1])  # [B, 1]
-        log_p = self.likelihood.log_prob(H, F, Y[None])  # [T, B]
+        scores = self.likelihood.logits(F) + self.mean_function(raw)[None]  # [T, B, C]
+        log_p = softmax_log_prob(scores, tf.reshape(Y, [-1]))  # [T, B]
         return tf.reduce_sum(log_p) / tf.cast(T, F.dtype)
 
     def elbo(self, data: RegressionData, num_samples: int | None = None) -> tf.Tensor:
@@ -206,9 +217,10 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
     def predict_proba_batch(self, X: InputData, num_samples: int = 16, seed: tf.Tensor | None = None) -> tf.Tensor:
         """Monte Carlo class probabilities E_q[softmax(A f)] for one batch, ``[B, C]`` (``seed``: see
         :meth:`latent_samples`)."""
-        H = self.features(X, training=False)
-        F = self.latent_samples(H, num_samples, seed=seed)  # [T, B, J]
-        return tf.reduce_mean(tf.nn.softmax(self.likelihood.logits(F)), axis=0)
+        raw = self.raw_features(X, training=False)  # [B, Q]
+        F = self.latent_samples(self.scaling(raw), num_samples, seed=seed)  # [T, B, J]
+        scores = self.likelihood.logits(F) + self.mean_function(raw)[None]  # [T, B, C]
+        return tf.reduce_mean(tf.nn.softmax(scores), axis=0)
 
     def predict_proba(
         self, X: Any, num_samples: int = 16, batch_size: int = 2048, seed: int | None = None

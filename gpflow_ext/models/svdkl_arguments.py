@@ -1,13 +1,15 @@
-"""SVDKL's constructor arguments: the GP layer object, the number of features and the feature groups."""
+"""SVDKL's constructor arguments: the GP layer object, the number of features, the feature groups and the class
+scores' mean function."""
 
 from collections.abc import Sequence
 
+import gpflow
 import numpy as np
 from gpflow.keras import tf_keras
 
 from ..variational.latent_gps import KISSGPGrid, LatentGPs
 
-__all__ = ["latent_gps_of", "num_features_of", "feature_groups_array"]
+__all__ = ["latent_gps_of", "num_features_of", "feature_groups_array", "class_score_mean"]
 
 
 def latent_gps_of(inducing: LatentGPs | None) -> LatentGPs:
@@ -48,3 +50,23 @@ def feature_groups_array(feature_groups: Sequence[Sequence[int]] | None, Q: int)
     if min(min(g) for g in groups) < 0 or max(max(g) for g in groups) >= Q:
         raise ValueError(f"feature_groups index features out of range [0, {Q})")
     return np.asarray(groups, dtype=np.int32)
+
+
+def class_score_mean(
+    mean_function: gpflow.mean_functions.MeanFunction | None, Q: int, C: int
+) -> gpflow.mean_functions.MeanFunction:
+    """The class scores' mean function of features ``[B, Q]`` -> ``[B, C]``: ``None`` is ``Zero(C)``; a ``Linear``
+    must have ``A`` of shape ``[Q, C]`` and ``b`` of shape ``[C]``."""
+    if mean_function is None:
+        return gpflow.mean_functions.Zero(output_dim=C)
+    if not isinstance(mean_function, gpflow.mean_functions.MeanFunction):
+        raise TypeError(f"mean_function must be a gpflow.mean_functions.MeanFunction or None, got {mean_function!r}")
+    if isinstance(mean_function, gpflow.mean_functions.Linear):
+        A, b = tuple(mean_function.A.shape), tuple(mean_function.b.shape)
+        if A != (Q, C) or b != (C,):
+            raise ValueError(
+                f"mean_function: a Linear mean of the {Q} features to the {C} class scores needs A of shape "
+                f"[{Q}, {C}] and b of shape [{C}] (e.g. Linear(np.zeros(({Q}, {C})), np.zeros({C}))), "
+                f"got A {list(A)} and b {list(b)}"
+            )
+    return mean_function

@@ -20,10 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import gpflow
 import numpy as np
 from gpflow.keras import tf_keras
 
 from ..models import SVDKL
+from ..models.svdkl_arguments import num_features_of
 from ..variational import KISSGPGrid
 from ..variational.grid_priors import grid_prior_from_name
 from .svdkl_networks import build_lenet, build_mlp, epochs_decayed_learning_rate, network_optimizer
@@ -93,7 +95,8 @@ def run_three_way(
     logdir: Path | None = None,
     progress: bool = True,
 ) -> tuple[SVDKL, dict[str, Any], float, dict[str, float]]:
-    """Build an SVDKL on ``network`` (a KISS-GP grid of ``config.grid_size`` points per GP) and run the schedule.
+    """Build an SVDKL on ``network`` (a KISS-GP grid of ``config.grid_size`` points per GP, a linear mean of the
+    class scores, so the GP layer starts exactly at the network's head) and run the schedule.
 
     Returns ``(model, out, seconds, median_seconds_per_epoch)``: ``out`` as :func:`run_schedule`, each stage
     chosen on a validation split of ``train`` and scored once on ``test``; the median seconds per epoch of each
@@ -104,12 +107,14 @@ def run_three_way(
         c.network_learning_rate, c.network_lr_decay, c.network_epochs, len(train[0]), c.batch_size
     )
     optimizer = network_optimizer(c.network_optimizer, learning_rate, c.network_weight_decay)
+    Q = num_features_of(network, None)
     model = SVDKL(
         network,
         num_classes,
         num_data=len(train[0]),
         num_samples=c.num_samples,
         inducing=KISSGPGrid(c.grid_size, prior=grid_prior_from_name(c.grid_prior)),
+        mean_function=gpflow.mean_functions.Linear(np.zeros((Q, num_classes)), np.zeros(num_classes)),
     )
     t0 = time.perf_counter()
     out = run_schedule(

@@ -2,10 +2,12 @@
 
 Two things make the schedule safe to use at any budget:
 
-* **The GP layer starts where the network ends** (:func:`match_network`): before any GP training, each grid GP's
-  q(u) is the GP-regression posterior of its own network feature (so ``f_j(h) ≈ h_j``; see
-  :mod:`gpflow_ext.variational.from_targets`) and the mixing matrix is the network's last linear map, so DNN+GP
-  predicts what the network predicts.
+* **The GP layer starts where the network ends** (:func:`match_network`): with a linear class-score mean
+  (``SVDKL(mean_function=gpflow.mean_functions.Linear(...))``, as :func:`~gpflow_ext.recipes.svdkl.run_three_way`
+  builds it) the mean is the network's own head and the GPs a zero residual with a shrunk prior, so DNN+GP's mean
+  class scores are the network's exactly; with the paper's zero mean, each grid GP's q(u) is the GP-regression
+  posterior of its own network feature (so ``f_j(h) ≈ h_j``; see :mod:`gpflow_ext.variational.from_targets`) and
+  the mixing matrix is the network's last linear map, so DNN+GP predicts nearly what the network predicts.
 * **Every stage is chosen on validation data** (:class:`~gpflow_ext.training.EarlyStopping`), a stratified
   split of the training rows (``validation_fraction``) or the caller's ``validation_data``. An epoch is a
   candidate when its validation accuracy is at least the stage's starting accuracy and its validation NLP is
@@ -29,7 +31,7 @@ from ..metrics import classification_metrics, true_class_nlp
 from ..models import SVDKL, SoftmaxNetwork
 from ..training import EarlyStopping, GroupedOptimizer, Metrics, TensorBoard, fit
 from ..validation import check_positive_int, check_positive_number, validate_classification_data
-from ..variational.from_targets import set_posterior_of_targets
+from ..variational.from_targets import set_posterior_of_targets, set_shrunk_prior
 
 __all__ = ["SVDKLSchedule", "run_schedule", "pretrain_and_fit", "match_network", "stratified_split"]
 
@@ -91,6 +93,7 @@ def match_network(
     num_rows: int = 10_000,
     noise_fraction: float = 1e-6,
     saturation: float = 2.0,
+    residual_scale: float = 1e-4,
     seed: int = 0,
 ) -> dict[str, float]:
     """Start the GP layer where the network ends: DNN+GP then predicts (nearly) what ``network`` predicts.
@@ -101,8 +104,21 @@ def match_network(
     its features are the class scores; the head's weights, its bias moved into the GP targets, otherwise) and
     each GP's q(u) the regression posterior of its own feature (:func:`set_posterior_of_targets`). With other
     feature groups, A is kept and the GPs' targets are ``pinv(A)`` times the network's class scores.
-    Returns the root mean square error of the GP layer's mean class scores against the network's.
+    When the model's mean function is a ``gpflow.mean_functions.Linear`` (``SVDKL(mean_function=...)``), it is set
+    to the network's head (the identity when the features are the class scores) and the GPs start as a zero
+    residual, q(u) = N(0, ``residual_scale``² K_uu) (:func:`set_shrunk_prior`; kernel variances as the fit's): the
+    layer's mean class scores are then the network's exactly, and its samples differ from them by
+    ``residual_scale`` times the prior's standard deviation. Returns the root mean square error of the GP layer's
+    mean class scores against the network's.
     """
+    head = network.head
+    if isinstance(model.mean_function, gpflow.mean_functions.Linear) and not (
+        head is None or isinstance(head, tf_keras.layers.Dense)
+    ):
+        raise TypeError(
+            "network.head must be a tf_keras Dense layer or None to set the model's Linear mean_function to it, "
+            f"got {type(head).__name__}"
+        )
     rows = np.random.default_rng(seed).permutation(len(X))[: min(num_rows, len(X))]
     sample = X[rows]
     raw = _batched(model.raw_features, sample)  # [B, Q]
@@ -114,12 +130,10 @@ def match_network(
         and np.array_equal(model.feature_groups[:, 0], np.arange(model.num_features))
         and model.input_dim == 1
     )
-    head = network.head
     if one_per_feature and head is None:
         mixing, targets = np.eye(model.num_classes, model.num_gps), raw
     elif one_per_feature and isinstance(head, tf_keras.layers.Dense):
-        weights = head.kernel.numpy().astype(np.float64)  # [Q, C]
-        bias = head.bias.numpy().astype(np.float64) if head.use_bias else np.zeros(weights.shape[1])
+        weights, bias = _head_map(head, model.num_features, model.num_classes)
         mixing = weights.T  # [C, Q]
         targets = raw + np.linalg.lstsq(mixing, bias, rcond=None)[0][None]  # [B, Q]: A (h + c) = W^T h + b
     else:
@@ -127,7 +141,24 @@ def match_network(
         targets = logits @ np.linalg.pinv(mixing).T  # [B, J]
     model.likelihood.mixing.assign(mixing)
     fitted = set_posterior_of_targets(model.gps, H, targets, noise_fraction=noise_fraction)  # [B, J]
-    return {"logit_rmse": float(np.sqrt(np.mean((fitted @ mixing.T - logits) ** 2)))}
+    if isinstance(model.mean_function, gpflow.mean_functions.Linear):
+        # the head itself is the mean, W^T h + b, and the GPs a zero residual
+        weights, bias = _head_map(head, model.num_features, model.num_classes)
+        model.mean_function.A.assign(weights)
+        model.mean_function.b.assign(bias)
+        set_shrunk_prior(model.gps, residual_scale)
+        fitted = np.zeros_like(fitted)
+    scores = fitted @ mixing.T + model.mean_function(tf.constant(raw)).numpy()  # [B, C]
+    return {"logit_rmse": float(np.sqrt(np.mean((scores - logits) ** 2)))}
+
+
+def _head_map(head: Any, Q: int, C: int) -> tuple[np.ndarray, np.ndarray]:
+    """The network's last linear map as ``(W [Q, C], b [C])``: the identity when its features are the scores."""
+    if head is None:
+        return np.eye(Q, C), np.zeros(C)
+    weights = head.kernel.numpy().astype(np.float64)  # [Q, C]
+    bias = head.bias.numpy().astype(np.float64) if head.use_bias else np.zeros(C)
+    return weights, bias
 
 
 class _Validation:

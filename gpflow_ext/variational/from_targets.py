@@ -24,7 +24,7 @@ from ..utilities import dense_kron
 from .grid_priors import toeplitz_prior_factors
 from .latent_gps import FreeInducingPoints, KISSGPGrid, LatentGPs
 
-__all__ = ["latent_design_matrices", "set_posterior_of_targets"]
+__all__ = ["latent_design_matrices", "set_posterior_of_targets", "set_shrunk_prior"]
 
 
 def _mean_parameter(gps: LatentGPs) -> gpflow.Parameter:
@@ -106,6 +106,16 @@ def set_posterior_of_targets(
     covariance = 0.5 * (covariance + np.transpose(covariance, [0, 2, 1]))
     _assign_q(gps, mean, covariance)
     return np.einsum("jbn,jn->bj", Phi, mean)
+
+
+def set_shrunk_prior(gps: LatentGPs, scale: float) -> None:
+    """Set q(u) of ``gps`` to ``N(0, scale² K_uu)``: the prior shrunk by ``scale`` in standard deviation (``N(0, scale² I)``
+    for whitened GPs), so every GP's outputs are zero in the mean with standard deviation ``scale`` times the prior's.
+    """
+    if not (isinstance(scale, (int, float)) and 0.0 < scale <= 1.0):
+        raise ValueError(f"scale must be a number in (0, 1], got {scale!r}")
+    covariance = np.linalg.inv(_prior_precisions(gps))  # [J, n, n]: I when whitened, else K_uu
+    _assign_q(gps, np.zeros(covariance.shape[:2]), scale**2 * covariance)
 
 
 def _cho_solve(chol: np.ndarray, rhs: np.ndarray) -> np.ndarray:
