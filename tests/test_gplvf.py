@@ -9,7 +9,7 @@ from gpflow.expectations import expectation
 from gpflow.probability_distributions import DiagonalGaussian
 
 from gpflow_ext.bijectors import planar_flow
-from gpflow_ext.conditionals.pairs import PerOutput, PerPair, conditional_at_pairs, mean_at_pairs
+from gpflow_ext.conditionals.pairs import PerOutput, PerPair, RowSums, conditional_at_pairs, mean_at_pairs
 from gpflow_ext.kullback_leiblers import (
     AnalyticGaussianKL,
     flow_kl_to_standard_normal,
@@ -236,7 +236,7 @@ def test_masked_entries_have_no_effect_on_bound_or_gradients(with_flow):
     assert b4 != b1
 
 
-@pytest.mark.parametrize("variance_by", [PerPair(), PerOutput()])
+@pytest.mark.parametrize("variance_by", [PerPair(), PerOutput(), RowSums()])
 @pytest.mark.parametrize("whiten", [True, False])
 @pytest.mark.parametrize("mean_function", ["constant", "zero", "linear"])
 def test_pairwise_terms_equal_dense_conditional_and_masked_sum(whiten, mean_function, variance_by):
@@ -695,14 +695,22 @@ def test_kernel_arguments_give_clear_errors():
     GPLVF(Y, 2, 2, kernel=make_kernel("linear", 2, 2))  # M <= Q is fine
 
 
-def test_variance_by_auto_follows_the_observed_fraction_and_bad_values_are_rejected():
+def test_variance_by_auto_follows_the_likelihood_and_observed_fraction_and_bad_values_are_rejected():
     rng = np.random.default_rng(71)
     sparse_rows = _toy(rng, 12, 8, 2, missing=0.95)
     dense_rows = _toy(rng, 12, 8, 2, missing=0.3)
-    assert isinstance(GPLVF(sparse_rows, 2, 3).variance_by, PerPair)
-    assert isinstance(GPLVF(dense_rows, 2, 3).variance_by, PerOutput)
+    assert isinstance(GPLVF(sparse_rows, 2, 3).variance_by, RowSums)  # a Gaussian of one variance: row sums
+    binary = {"likelihood": gpflow.likelihoods.Bernoulli()}
+    sparse_binary, dense_binary = (np.where(np.isnan(Y), np.nan, Y > 0) for Y in (sparse_rows, dense_rows))
+    assert isinstance(GPLVF(sparse_binary, 2, 3, **binary).variance_by, PerPair)
+    assert isinstance(GPLVF(dense_binary, 2, 3, **binary).variance_by, PerOutput)
+    switched = gpflow.likelihoods.SwitchedLikelihood([gpflow.likelihoods.Gaussian(), gpflow.likelihoods.Gaussian()])
+    assert not isinstance(GPLVF(sparse_rows, 2, 3, likelihood=switched, likelihood_columns=[0, 1] * 4).variance_by,
+                          RowSums)
     with pytest.raises(TypeError, match="variance_by must be a gpflow_ext.conditionals.pairs.PerPair"):
         GPLVF(dense_rows, 2, 3, variance_by="pairs")
+    with pytest.raises(ValueError, match=r"variance_by=RowSums\(\) needs a gpflow.likelihoods.Gaussian likelihood"):
+        GPLVF(dense_binary, 2, 3, variance_by=RowSums(), **binary)
 
 
 def test_expected_log_likelihood_is_the_likelihoods_own_and_equals_the_explicit_gaussian_formula():

@@ -2,8 +2,10 @@
 
 :func:`conditional_at_pairs` is ``gpflow.conditionals.conditional`` for D independent outputs sharing one kernel
 and Z, evaluated only at the pairs (n, d) = (``row_index[p]``, ``output_index[p]``) that were observed. How
-‖L_dᵀ a‖² is formed is an object: :class:`PerPair` (gather each pair's L_d) or :class:`PerOutput` (every output
-of the batch, then gather); :func:`pair_variance_for` picks one from the observed fraction.
+‖L_dᵀ a‖² is formed is an object: :class:`PerPair` (gather each pair's L_d), :class:`PerOutput` (every output
+of the batch, then gather) or, for a Gaussian likelihood, :class:`RowSums` (only its sum over each row's observed
+outputs, in closed form); :func:`pair_variance_for` picks one from the likelihood and the observed fraction. The
+bound's per-row expected log-likelihood is :meth:`PairVariance.row_expectations`.
 """
 
 import gpflow
@@ -11,10 +13,13 @@ import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.config import default_jitter
 
+from ..likelihoods.columns import pairwise_variational_expectations
+
 __all__ = [
     "PairVariance",
     "PerPair",
     "PerOutput",
+    "RowSums",
     "pair_variance_for",
     "as_pair_variance",
     "conditional_at_pairs",
@@ -36,6 +41,28 @@ class PairVariance:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+    def row_expectations(self, x, values, mask, gp, likelihood, likelihood_columns) -> tf.Tensor:
+        """Σ_{d observed in row n} E_{q(f_d(x_n))} log p(y_nd | f), averaged over the samples x [S, B, Q]: ``[B]``.
+
+        ``gp``: the GP's parts, ``(inducing_variable, kernel, q_mu [M, D], q_sqrt [D, M, M], mean_function,
+        white)``; ``values``, ``mask`` [B, D]. Each observed pair's term is its column likelihood's
+        ``variational_expectations`` at q(f) from :func:`conditional_at_pairs` (eq. 5, 17-21).
+        """
+        inducing_variable, kernel, q_mu, q_sqrt, mean_function, white = gp
+        pairs = tf.where(tf.cast(mask, tf.bool))  # [P, 2] observed (row, output), int64
+        row_index, output_index = pairs[:, 0], pairs[:, 1]  # [P] each
+        f_mean, f_var = conditional_at_pairs(
+            x, row_index, output_index, inducing_variable, kernel, q_mu, q_sqrt, white=white, variance_by=self
+        )  # [S, P] each
+        f_mean = f_mean + mean_at_pairs(mean_function, x, row_index, output_index, tf.shape(q_mu)[1])
+        y = tf.gather_nd(tf.cast(values, f_mean.dtype), pairs)  # [P]
+        x_pairs = tf.gather(x, row_index, axis=1)  # [S, P, Q]
+        per_pair = pairwise_variational_expectations(
+            likelihood, likelihood_columns, x_pairs, f_mean, f_var, y[None], output_index
+        )  # [S, P]
+        per_pair = tf.reduce_mean(per_pair, axis=0)  # [P]
+        return tf.math.unsorted_segment_sum(per_pair, row_index, tf.shape(values)[0])  # [B]
 
 
 class PerPair(PairVariance):
@@ -74,8 +101,62 @@ class PerOutput(PairVariance):
         return mean, lta_var
 
 
-def pair_variance_for(observed_fraction: float) -> PairVariance:
-    """:class:`PerOutput` when at least a quarter of the entries is observed, else :class:`PerPair`."""
+class RowSums(PerPair):
+    """For a Gaussian likelihood of one constant variance σ² only the row sums of the variances enter the bound:
+
+        Σ_{d ∈ O_n} E log N(y_nd | f, σ²) = -½ Σ_{d ∈ O_n} [log 2πσ² + ((y_nd - μ_nd)² + v_nd) / σ²],
+
+    and with v_nd = k(x_n, x_n) - ‖L_m⁻¹ K_{Z,x_n}‖² + ‖L_dᵀ a_n‖², Σ_{d ∈ O_n} ‖L_dᵀ a_n‖² = a_nᵀ T_n a_n with
+    T_n = Σ_{d ∈ O_n} L_d L_dᵀ: one [B, D] x [D, M²] product of the batch's mask with the D outputs' S_d = L_d L_dᵀ.
+    No per-pair [P, M, M] tensor is formed (its gather and the scatter of its gradient dominate :class:`PerPair`'s
+    step), and the numbers are the other forms' to rounding. Per-pair variances, where asked for, are
+    :class:`PerPair`'s."""
+
+    name = "rows"
+
+    def row_expectations(self, x, values, mask, gp, likelihood, likelihood_columns) -> tf.Tensor:
+        inducing_variable, kernel, q_mu, q_sqrt, mean_function, white = gp
+        if not gaussian_with_one_variance(likelihood, likelihood_columns):
+            raise TypeError(f"RowSums needs a Gaussian likelihood with one constant variance, got {likelihood!r}")
+        A, prior_var = projections(x, inducing_variable, kernel, white=white)  # [S, B, M], [S, B]
+        observed = tf.cast(mask, A.dtype)  # [B, D]
+        pairs = tf.where(tf.cast(mask, tf.bool))  # [P, 2]
+        row_index, output_index = pairs[:, 0], pairs[:, 1]  # [P] each
+        mean = tf.reduce_sum(
+            tf.gather(A, row_index, axis=1) * tf.gather(tf.transpose(q_mu), output_index)[None], axis=-1
+        )  # [S, P]
+        mean = mean + mean_at_pairs(mean_function, x, row_index, output_index, tf.shape(q_mu)[1])  # [S, P]
+        y = tf.gather_nd(tf.cast(values, A.dtype), pairs)  # [P]
+        squared_error = tf.math.unsorted_segment_sum(
+            tf.reduce_mean(tf.square(y[None] - mean), axis=0), row_index, tf.shape(values)[0]
+        )  # [B]
+        L = tf.linalg.band_part(q_sqrt, -1, 0)  # [D, M, M]
+        num_inducing = tf.shape(L)[1]
+        S = tf.reshape(tf.matmul(L, L, transpose_b=True), [tf.shape(L)[0], -1])  # [D, M*M]
+        T = tf.reshape(tf.matmul(observed, S), [-1, num_inducing, num_inducing])  # [B, M, M]
+        quadratic = tf.reduce_sum(A * tf.einsum("bmk,sbk->sbm", T, A), axis=-1)  # [S, B]: a_nᵀ T_n a_n
+        count = tf.reduce_sum(observed, axis=1)  # [B]
+        variance_sum = tf.reduce_mean(count[None] * prior_var + quadratic, axis=0)  # [B]
+        noise = tf.reshape(likelihood.variance, [])
+        log_2pi_noise = tf.math.log(tf.constant(2 * 3.141592653589793, A.dtype) * noise)
+        return -0.5 * (count * log_2pi_noise + (squared_error + variance_sum) / noise)  # [B]
+
+
+def gaussian_with_one_variance(likelihood, likelihood_columns) -> bool:
+    """Whether every column's likelihood is one ``gpflow.likelihoods.Gaussian`` of a constant scalar variance."""
+    return (
+        likelihood_columns is None
+        and isinstance(likelihood, gpflow.likelihoods.Gaussian)
+        and getattr(likelihood, "variance_function", None) is None
+        and likelihood.variance.shape.num_elements() == 1
+    )
+
+
+def pair_variance_for(observed_fraction: float, likelihood=None, likelihood_columns=None) -> PairVariance:
+    """:class:`RowSums` for a Gaussian likelihood of one constant variance; otherwise :class:`PerOutput` when at
+    least a quarter of the entries is observed, else :class:`PerPair`."""
+    if likelihood is not None and gaussian_with_one_variance(likelihood, likelihood_columns):
+        return RowSums()
     return PerOutput() if observed_fraction >= DENSE_VARIANCE_MIN_OBSERVED_FRACTION else PerPair()
 
 
@@ -83,7 +164,30 @@ def as_pair_variance(value: PairVariance, name: str = "variance_by") -> PairVari
     """``value`` checked to be a :class:`PairVariance`."""
     if isinstance(value, PairVariance):
         return value
-    raise TypeError(f"{name} must be a gpflow_ext.conditionals.pairs.PerPair() or PerOutput(), got {value!r}")
+    raise TypeError(
+        f"{name} must be a gpflow_ext.conditionals.pairs.PerPair(), PerOutput() or RowSums(), got {value!r}"
+    )
+
+
+@check_shapes(
+    "x: [S, N, Q]",
+    "return[0]: [S, N, M]",
+    "return[1]: [S, N]",
+)
+def projections(x, inducing_variable, kernel, *, white: bool) -> tuple[tf.Tensor, tf.Tensor]:
+    """(a = L_m⁻¹ K_{Z,x} (L_m⁻ᵀ a without whitening) [S, N, M], k(x, x) - ‖L_m⁻¹ K_{Z,x}‖² [S, N]) for every
+    sample of every row: the parts of q(f_d(x)) shared by all outputs (A.3 eq. 17-19)."""
+    num_samples, num_rows, latent_dim = tf.unstack(tf.shape(x))
+    x_flat = tf.reshape(x, [-1, latent_dim])  # [S*N, Q]
+    Kmm = gpflow.covariances.Kuu(inducing_variable, kernel, jitter=default_jitter())  # [M, M]
+    Lm = tf.linalg.cholesky(Kmm)  # [M, M]
+    Kmn = gpflow.covariances.Kuf(inducing_variable, kernel, x_flat)  # [M, S*N]
+    A = tf.linalg.triangular_solve(Lm, Kmn, lower=True)  # [M, S*N]
+    prior_var = kernel(x_flat, full_cov=False) - tf.reduce_sum(tf.square(A), axis=0)  # [S*N]
+    if not white:
+        A = tf.linalg.triangular_solve(tf.linalg.adjoint(Lm), A, lower=False)  # [M, S*N]
+    A = tf.reshape(tf.transpose(A), [num_samples, num_rows, -1])  # [S, N, M]
+    return A, tf.reshape(prior_var, [num_samples, num_rows])
 
 
 @check_shapes(
@@ -118,19 +222,10 @@ def conditional_at_pairs(
     :class:`PerOutput`) chooses how ‖L_dᵀ a‖² is formed; both give the same numbers.
     """
     variance_by = as_pair_variance(variance_by)
-    num_samples, num_rows, latent_dim = tf.unstack(tf.shape(x))
-    x_flat = tf.reshape(x, [-1, latent_dim])  # [S*N, Q]
-    Kmm = gpflow.covariances.Kuu(inducing_variable, kernel, jitter=default_jitter())  # [M, M]
-    Lm = tf.linalg.cholesky(Kmm)  # [M, M]
-    Kmn = gpflow.covariances.Kuf(inducing_variable, kernel, x_flat)  # [M, S*N]
-    A = tf.linalg.triangular_solve(Lm, Kmn, lower=True)  # [M, S*N]
-    prior_var = kernel(x_flat, full_cov=False) - tf.reduce_sum(tf.square(A), axis=0)  # [S*N]
-    if not white:
-        A = tf.linalg.triangular_solve(tf.linalg.adjoint(Lm), A, lower=False)  # [M, S*N]
+    A, prior_var = projections(x, inducing_variable, kernel, white=white)  # [S, N, M], [S, N]
     L = tf.linalg.band_part(q_sqrt, -1, 0)  # [D, M, M]
-    A = tf.reshape(tf.transpose(A), [num_samples, num_rows, -1])  # [S, N, M]
     mean, lta_var = variance_by.mean_and_variance(A, row_index, output_index, q_mu, L)  # [S, P] each
-    prior_var = tf.gather(tf.reshape(prior_var, [num_samples, num_rows]), row_index, axis=1)  # [S, P]
+    prior_var = tf.gather(prior_var, row_index, axis=1)  # [S, P]
     return mean, prior_var + lta_var  # [S, P] each
 
 

@@ -26,7 +26,13 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from gpflow.utilities import triangular
 
 from ..bijectors.planar import flow_forward_and_log_det
-from ..conditionals.pairs import PairVariance, as_pair_variance, conditional_at_pairs, mean_at_pairs, pair_variance_for
+from ..conditionals.pairs import (
+    PairVariance,
+    RowSums,
+    as_pair_variance,
+    gaussian_with_one_variance,
+    pair_variance_for,
+)
 from ..kullback_leiblers import LatentKL, as_latent_kl
 from ..latents import (
     BaseCovariance,
@@ -37,7 +43,7 @@ from ..latents import (
     draw_row_keyed_base_noise,
     pca_latents,
 )
-from ..likelihoods.columns import columnwise_predict_mean_and_var, pairwise_variational_expectations
+from ..likelihoods.columns import columnwise_predict_mean_and_var
 from ..likelihoods.masked import likelihood_and_mean_for, masked_predict_log_density
 from ..validation import (
     check_latents,
@@ -65,7 +71,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
       None: free per-row (μ_n, s_n) (:class:`~gpflow_ext.latents.PerRowLatents`); either is ``model.latents``.
     * ``base_covariance``: :class:`~gpflow_ext.latents.Diagonal` (default) or :class:`~gpflow_ext.latents.Isotropic`.
     * ``kl_x``: a :class:`~gpflow_ext.kullback_leiblers.LatentKL` (None: closed form; split Monte Carlo with a flow).
-    * ``variance_by``: a :class:`~gpflow_ext.conditionals.pairs.PairVariance` (None: chosen from the observed fraction).
+    * ``variance_by``: a :class:`~gpflow_ext.conditionals.pairs.PairVariance` (None: ``RowSums()`` for a Gaussian
+      likelihood of one variance, else chosen from the observed fraction); every choice gives the same bound.
     """
 
     def __init__(
@@ -94,7 +101,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     ):
         values, observed = check_observations(data, mask, name="data")
         base_covariance = as_base_covariance(base_covariance)
-        variance_by = pair_variance_for(observed.mean()) if variance_by is None else as_pair_variance(variance_by)
+        variance_by = None if variance_by is None else as_pair_variance(variance_by)
         num_data, output_dim = values.shape
         latent_dim = check_positive_int(latent_dim, "latent_dim")
         num_inducing = check_positive_int(num_inducing, "num_inducing")
@@ -109,7 +116,6 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         self.num_samples = int(num_samples)
         self.whiten = bool(whiten)
         self.kl_x = kl_x
-        self.variance_by = variance_by
         self._values = values
         self._mask = observed
 
@@ -129,6 +135,16 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         self.likelihood, self.mean_function, self.likelihood_columns = likelihood_and_mean_for(
             values, observed, likelihood, noise_variance, mean_function, likelihood_columns
         )
+        if variance_by is None:
+            variance_by = pair_variance_for(observed.mean(), self.likelihood, self.likelihood_columns)
+        elif isinstance(variance_by, RowSums) and not gaussian_with_one_variance(
+            self.likelihood, self.likelihood_columns
+        ):
+            raise ValueError(
+                "variance_by=RowSums() needs a gpflow.likelihoods.Gaussian likelihood with one constant variance "
+                f"for every column; use PerPair() or PerOutput() with {type(self.likelihood).__name__}"
+            )
+        self.variance_by = variance_by
 
         self.q_mu = Parameter(np.zeros((num_inducing, output_dim)), name="q_mu")  # [M, D]
         q_sqrt = np.tile(np.eye(num_inducing)[None], (output_dim, 1, 1))  # [D, M, M]
@@ -248,27 +264,10 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         """Per-row (E_q log p(y_o | x, u) [B], KL(q(x_n)‖p(x_n)) [B]) from base noise [S, B, Q], with f at the
         observed (row, output) pairs only (eq. 5, 17-21)."""
         x, kl_x = self.latent_samples_and_kl(x_mean, x_var, base_noise)  # [S, B, Q], [B]
-        pairs = tf.where(tf.cast(mask, tf.bool))  # [P, 2] observed (row, output), int64
-        row_index, output_index = pairs[:, 0], pairs[:, 1]  # [P] each
-        f_mean, f_var = conditional_at_pairs(
-            x,
-            row_index,
-            output_index,
-            self.inducing_variable,
-            self.kernel,
-            self.q_mu,
-            self.q_sqrt,
-            white=self.whiten,
-            variance_by=self.variance_by,
-        )  # [S, P] each
-        f_mean = f_mean + mean_at_pairs(self.mean_function, x, row_index, output_index, self.output_dim)
-        y = tf.gather_nd(tf.cast(values, f_mean.dtype), pairs)  # [P]
-        x_pairs = tf.gather(x, row_index, axis=1)  # [S, P, Q]
-        per_pair = pairwise_variational_expectations(
-            self.likelihood, self.likelihood_columns, x_pairs, f_mean, f_var, y[None], output_index
-        )  # [S, P]
-        per_pair = tf.reduce_mean(per_pair, axis=0)  # [P]
-        expected_log_lik = tf.math.unsorted_segment_sum(per_pair, row_index, tf.shape(x_mean)[0])  # [B]
+        gp = (self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, self.mean_function, self.whiten)
+        expected_log_lik = self.variance_by.row_expectations(
+            x, values, mask, gp, self.likelihood, self.likelihood_columns
+        )  # [B]
         return expected_log_lik, kl_x
 
     def elbo_given_base_noise(self, data, base_noise) -> tf.Tensor:
