@@ -2,14 +2,16 @@
 same run, and compiled step time vs planar flow length.
 
     python -m benchmarks.gplvf_speed --data-dir DIR [--lengths 0,5,10,20,50] [--gpy-iters 10] [--output r.json]
-    python -m benchmarks.gplvf_speed --passes-only [--batch-sizes 64,256,1024] [--pass-epochs 4] [--output r.json]
+    python -m benchmarks.gplvf_speed --passes-only [--batch-sizes 64,256,1024] [--variance-by rows,pairs]
+        [--pass-epochs 4] [--output r.json]
 
 * GPLVF: one epoch = one pass of row minibatches over all users (SVI, eq. 22-23); median over
   epochs after the first (tracing).
 * GPy: ``BayesianGPLVMMiniBatch(missing_data=True)`` (``$GPFLOW_EXT_PEERS_PYTHON``); one objective +
   gradient evaluation touches every row once, so seconds per evaluation = seconds per epoch: the
   median over evaluations after the first (the first also builds GPy's caches and is reported apart).
-* Passes (``passes``): seconds per pass (epoch) of ``fit`` with Adam 0.01 at each of ``--batch-sizes``
+* Passes (``passes``): seconds per pass (epoch) of ``fit`` with Adam 0.01 at each of ``--batch-sizes`` and each
+  ``--variance-by`` (``RowSums()``, the default for the Gaussian likelihood, and ``PerPair()``)
   (a batch of N rows or more is one full-batch step per pass), for the step as a ``tf.function`` (``fit``'s
   default) and compiled with XLA (``jit_compile=True``): the median over the epochs after the first (the first
   traces and compiles; its seconds are kept), the GPy median seconds per evaluation over ours for each, and the
@@ -35,6 +37,7 @@ import tensorflow as tf
 
 from benchmarks.gpy_bgplvm_missing import gpy_peer
 from gpflow_ext.bijectors import planar_flow
+from gpflow_ext.conditionals.pairs import PerOutput, PerPair, RowSums
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.likelihoods.masked import masked_variational_expectations
@@ -78,31 +81,40 @@ def step_seconds(model, data, batch_size, repeats, seed=0):
     return float(np.median(times))
 
 
-def pass_seconds(train, batch_sizes, epochs, latent_dim, num_inducing, seed):
-    """``passes`` rows: per batch size and step compilation, median seconds per pass over epochs 2.. of ``fit``."""
+VARIANCE_BY = {"rows": RowSums, "pairs": PerPair, "outputs": PerOutput}
+
+
+def pass_seconds(train, batch_sizes, epochs, latent_dim, num_inducing, seed, variances=("rows",)):
+    """``passes`` rows: per batch size, ``variance_by`` and step compilation, median seconds per pass over epochs
+    2.. of ``fit``."""
     rows = []
     for batch_size in batch_sizes:
-        for name, jit in (("tf.function", False), ("XLA", True)):
-            model = GPLVF(train, latent_dim, num_inducing, num_samples=1, seed=seed)
-            history = fit(model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=0.01,
-                          seed=seed, progress=False, jit_compile=jit)
-            seconds = history.seconds_per_epoch
-            rows.append({"batch size": batch_size, "step": name, "steps/pass": history.steps_per_epoch,
-                         "s/pass": float(np.median(seconds[1:] or seconds)), "first pass s": seconds[0],
-                         "pass seconds": list(seconds), "final objective": history.objective[-1]})
-            print(f"B {batch_size} {name}: {rows[-1]['s/pass']:.3f} s/pass (first {seconds[0]:.1f} s)", flush=True)
+        for variance in variances:
+            for name, jit in (("tf.function", False), ("XLA", True)):
+                model = GPLVF(train, latent_dim, num_inducing, num_samples=1, seed=seed,
+                              variance_by=VARIANCE_BY[variance]())
+                history = fit(model, model.training_data(), epochs=epochs, batch_size=batch_size, learning_rate=0.01,
+                              seed=seed, progress=False, jit_compile=jit)
+                seconds = history.seconds_per_epoch
+                rows.append({"batch size": batch_size, "variance_by": variance, "step": name,
+                             "steps/pass": history.steps_per_epoch, "s/pass": float(np.median(seconds[1:] or seconds)),
+                             "first pass s": seconds[0], "pass seconds": list(seconds),
+                             "final objective": history.objective[-1]})
+                print(f"B {batch_size} {variance} {name}: {rows[-1]['s/pass']:.3f} s/pass (first {seconds[0]:.1f} s)",
+                      flush=True)
     return rows
 
 
 def passes_table(rows, gpy_seconds):
-    """Adds the GPy / ours ratio to each ``passes`` row and returns the per-batch-size summary (best step)."""
+    """Adds the GPy / ours ratio to each ``passes`` row and returns the summary per batch size and ``variance_by``
+    (best step)."""
     summary = []
     for row in rows:
         row["GPy / ours"] = None if gpy_seconds is None else gpy_seconds / row["s/pass"]
-    for batch_size in dict.fromkeys(r["batch size"] for r in rows):
-        mine = {r["step"]: r for r in rows if r["batch size"] == batch_size}
+    for key in dict.fromkeys((r["batch size"], r["variance_by"]) for r in rows):
+        mine = {r["step"]: r for r in rows if (r["batch size"], r["variance_by"]) == key}
         best = min(mine.values(), key=lambda r: r["s/pass"])
-        summary.append({"batch size": batch_size, "steps/pass": best["steps/pass"],
+        summary.append({"batch size": key[0], "variance_by": key[1], "steps/pass": best["steps/pass"],
                         "tf.function s/pass": mine["tf.function"]["s/pass"], "XLA s/pass": mine["XLA"]["s/pass"],
                         "best": best["step"], "GPy s/pass": gpy_seconds, "GPy / default": mine["tf.function"]["GPy / ours"],
                         "GPy / best": best["GPy / ours"]})
@@ -124,12 +136,17 @@ def main(argv=None):
     parser.add_argument("--infer-samples", type=int, default=8)
     parser.add_argument("--batch-sizes", default="64,256,1024", help="batch sizes of the per-pass comparison")
     parser.add_argument("--pass-epochs", type=int, default=4, help="epochs per batch size and step (first: tracing)")
+    parser.add_argument("--variance-by", default="rows,pairs",
+                        help="GPLVF variance_by choices of the per-pass comparison, side by side (rows, pairs, outputs)")
     parser.add_argument("--passes-only", action="store_true",
                         help="GPy and the per-pass comparison only (no flow-length or pairs-vs-dense steps)")
     args = parser.parse_args(argv)
     batch_sizes = [int(v) for v in args.batch_sizes.split(",") if v.strip()]
     if not batch_sizes or min(batch_sizes) < 1:
         parser.error(f"--batch-sizes must be positive integers, got {args.batch_sizes!r}")
+    variances = [v.strip() for v in args.variance_by.split(",") if v.strip()]
+    if not variances or any(v not in VARIANCE_BY for v in variances):
+        parser.error(f"--variance-by must list some of {sorted(VARIANCE_BY)}, got {args.variance_by!r}")
     if args.pass_epochs < 2:
         parser.error(f"--pass-epochs must be at least 2 (the first traces), got {args.pass_epochs}")
     epochs = args.epochs or (2 if args.smoke else 4)
@@ -144,7 +161,8 @@ def main(argv=None):
         args.repeats, args.pass_epochs = 2, 2
     results = {"matrix": list(train.shape), "ratings": int(train.nnz),
                "args": {"latent_dim": args.latent_dim, "num_inducing": args.num_inducing, "seed": args.seed,
-                        "gpy_iters": args.gpy_iters, "batch_sizes": batch_sizes, "pass_epochs": args.pass_epochs}}
+                        "gpy_iters": args.gpy_iters, "batch_sizes": batch_sizes, "pass_epochs": args.pass_epochs,
+                        "variance_by": variances}}
     gpy = gpy_peer(train, test, latent_dim=args.latent_dim, num_inducing=args.num_inducing,
                    max_iters=args.gpy_iters, seed=args.seed)
     if gpy is not None:
@@ -153,7 +171,7 @@ def main(argv=None):
         results["gpy_objective_evaluations"] = gpy["objective_evaluations"]
     gpy_seconds = results.get("gpy_seconds_per_epoch")
     results["passes"] = pass_seconds(train, batch_sizes, args.pass_epochs, args.latent_dim, args.num_inducing,
-                                     args.seed)
+                                     args.seed, variances)
     results["passes_summary"] = passes_table(results["passes"], gpy_seconds)
     if args.passes_only:
         write_results(results, args.output, seeds=[args.seed])

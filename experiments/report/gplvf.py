@@ -441,12 +441,13 @@ SPEED_PASSES = "peers/gplvf_speed_passes.json"
 @generator("gplvf-speed-passes")
 def table_speed_passes() -> str:
     s = load(f"{STORE}/{SPEED_PASSES}")
-    rows = [[r["batch size"], r["steps/pass"], fmt(r["tf.function s/pass"], 2), fmt(r["XLA s/pass"], 2),
-             fmt(r["GPy s/pass"], 2), fmt(r["GPy / default"], 1), fmt(r["GPy / best"], 1)]
+    names = {"rows": "`RowSums()` (default)", "pairs": "`PerPair()`", "outputs": "`PerOutput()`"}
+    rows = [[r["batch size"], names[r.get("variance_by", "pairs")], r["steps/pass"], fmt(r["tf.function s/pass"], 3),
+             fmt(r["XLA s/pass"], 3), fmt(r["GPy s/pass"], 2), fmt(r["GPy / default"], 1), fmt(r["GPy / best"], 1)]
             for r in s["passes_summary"]]
-    return markdown_table(["batch size", "steps / pass", "GPLVF s / pass, `tf.function` step (default)",
+    return markdown_table(["batch size", "`variance_by`", "steps / pass", "GPLVF s / pass, `tf.function` step (default)",
                            "GPLVF s / pass, XLA step (`jit_compile=True`)", "GPy s / evaluation",
-                           "GPy / GPLVF default", "GPy / GPLVF best"], rows)
+                           "GPy / GPLVF `tf.function`", "GPy / GPLVF best"], rows)
 
 
 @generator("gplvf-variance-by")
