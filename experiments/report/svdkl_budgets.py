@@ -127,6 +127,8 @@ def budgets_misses() -> str:
 
 #: the step-time benchmark (``benchmarks.svdkl_speed``) before this page's changes, and re-run at m = 70 after them
 SPEED_BEFORE, SPEED_AFTER = "docs/svdkl/results/svdkl_speed.json", "docs/svdkl/results/svdkl_speed_m70.json"
+#: the same at m = 70 with the linear class-score mean (``match_network``'s exact start) beside the zero mean
+SPEED_LINEAR_MEAN = "docs/svdkl/results/svdkl_speed_m70_linear_mean.json"
 
 
 @generator("svdkl-budgets-step-ratio")
@@ -137,4 +139,8 @@ def step_ratio() -> str:
         record = load(path)
         ratio = record["ratios"]["svdkl_over_network_at_m70"]
         parts.append(f"{fmt(ratio, 3)}× at `{_commit(record)}` (network step {fmt(record['network_s'] * 1e3, 0)} ms)")
+    record = load(SPEED_LINEAR_MEAN)
+    parts.append(f"{fmt(record['ratios']['svdkl_over_network_at_m70'], 3)}× with the paper's zero mean and "
+                 f"{fmt(record['ratios']['svdkl_linear_mean_over_network_at_m70'], 3)}× with the recipes' linear "
+                 f"class-score mean at `{_commit(record)}` (network step {fmt(record['network_s'] * 1e3, 0)} ms)")
     return "SV-DKL's training step over the network's, m = 70, B = 4096: " + "; ".join(parts)
