@@ -10,6 +10,11 @@ M = 500, |B| = 500, ``--num-negative-samples`` negative labels per row, eq. 23) 
 ``gpflow_ext.training.fit`` on :class:`gpflow_ext.data.XMCTextSource` (or its TFRecord shards,
 ``--tfrecord-dir``), with step-level checkpoints -> P@1/3/5 on the test file, streamed.
 
+``--model label-gps`` trains the ``label-gps`` recipe's model instead (``--recipe best``: one linear GP per label,
+K = 13,330 of them, on Z = X̃ with R = ``--rank``, σ² = ``--kernel-variance`` fixed; the rows are used as the files
+hold them, TF-IDF-like with unit norm, without the recipe's own IDF re-weighting, a per-row sparse scaling);
+``--num-negative-samples 0`` trains every label exactly.
+
 ``--max-steps S`` trains S steps of the first epoch only: seconds per step (median over steps after
 the first 10) times ceil(N / B) projects the epoch. The JSON holds the phase times, the s/step,
 the (projected) s/epoch and the peak RSS (``ru_maxrss``) after each phase.
@@ -106,7 +111,7 @@ def run(args) -> dict:
     import tensorflow as tf
 
     from gpflow_ext.data import XMCTextSource, XMCTFRecordSource, write_xmc_tfrecords
-    from gpflow_ext.inducing_variables import SubspaceInducingPoints
+    from gpflow_ext.inducing_variables import BasisInducingPoints, SubspaceInducingPoints
     from gpflow_ext.models import MLGPF
     from gpflow_ext.training import Checkpointing, fit
 
@@ -131,19 +136,27 @@ def run(args) -> dict:
     else:
         source = XMCTextSource(args.train, args.batch_size, args.shuffle_buffer, args.seed, dtype=float_type)
 
+    label_gps = args.model == "label-gps"
     start, cpu_start = time.perf_counter(), cpu_seconds()
     if args.basis_cache is not None and Path(args.basis_cache).exists():
         cached = np.load(args.basis_cache)  # the basis of an earlier run (X̃ as float32, A)
-        iv = SubspaceInducingPoints(cached["Vt"], cached["A"], orthonormal=True)  # X̃ stays float32 until the model's copy
+        if label_gps:  # Z = X̃ itself
+            iv = BasisInducingPoints(cached["Vt"])
+        else:
+            iv = SubspaceInducingPoints(cached["Vt"], cached["A"], orthonormal=True)  # X̃ float32 until the model's copy
         result["basis_from_cache"] = {"file": str(args.basis_cache), "computed_seconds": float(cached["seconds"]),
                                       "computed_cpu_seconds": float(cached["cpu_seconds"])}
         del cached
     else:
         blocks = [sample[i : i + 20_000] for i in range(0, sample.shape[0], 20_000)] if sample is not None else source.blocks
         work_dtype = np.float32 if args.float32_basis_work else np.float64
-        iv = SubspaceInducingPoints.from_stream(
-            blocks, args.num_inducing, min(args.rank, D), D, seed=args.seed, passes=args.passes,
-            kmeans_max_iter=10, kmeans_sample=args.kmeans_sample, work_dtype=work_dtype)
+        if label_gps:
+            iv = BasisInducingPoints.from_stream(blocks, min(args.rank, D), D, seed=args.seed, passes=args.passes,
+                                                 work_dtype=work_dtype)
+        else:
+            iv = SubspaceInducingPoints.from_stream(
+                blocks, args.num_inducing, min(args.rank, D), D, seed=args.seed, passes=args.passes,
+                kmeans_max_iter=10, kmeans_sample=args.kmeans_sample, work_dtype=work_dtype)
         del blocks
         if args.basis_cache is not None:
             np.savez(args.basis_cache, Vt=iv.basis_t.numpy().T.astype(np.float32), A=iv.A.numpy(),
@@ -153,9 +166,19 @@ def run(args) -> dict:
     result["rss_gb_after_basis"] = peak_rss_gb()
 
     frequency = np.clip(counts / N, 0.5 / N, 1.0 - 0.5 / N)
-    model = MLGPF(gpflow.kernels.Linear(variance=1.0 / max(mean_sq, 1e-12)), iv, num_labels=K,
-                  num_latent_gps=args.num_latent_gps, num_data=N, num_negative_samples=args.num_negative_samples,
-                  bias=np.log(frequency) - np.log1p(-frequency), seed=args.seed)
+    negatives = args.num_negative_samples or None  # 0: every label exactly
+    bias = np.log(frequency) - np.log1p(-frequency)
+    if label_gps:  # the label-gps recipe's model: one linear GP per label on Z = X̃, σ² fixed
+        kernel = gpflow.kernels.Linear(variance=args.kernel_variance)
+        gpflow.set_trainable(kernel.variance, False)
+        model = MLGPF(kernel, iv, num_labels=K, num_latent_gps=K, num_data=N, num_negative_samples=negatives,
+                      bias=bias, seed=args.seed, independent_labels=True)
+    else:
+        model = MLGPF(gpflow.kernels.Linear(variance=1.0 / max(mean_sq, 1e-12)), iv, num_labels=K,
+                      num_latent_gps=args.num_latent_gps, num_data=N, num_negative_samples=negatives, bias=bias,
+                      seed=args.seed)
+    result["model"] = args.model
+    result["exact_labels"] = negatives is None
     data = source if not args.max_steps else (lambda epoch: source(epoch).take(args.max_steps))
     timer = StepTimes()
     start, cpu_start = time.perf_counter(), cpu_seconds()
@@ -193,7 +216,12 @@ def main(argv=None) -> dict:
     parser.add_argument("--num-inducing", type=int, default=500, help="M")
     parser.add_argument("--num-latent-gps", type=int, default=30, help="P")
     parser.add_argument("--batch-size", type=int, default=500, help="|B|")
-    parser.add_argument("--num-negative-samples", type=int, default=100, help="|L_i| (eq. 23)")
+    parser.add_argument("--model", choices=("s-linear", "label-gps"), default="s-linear",
+                        help="MLGPF s-LINEAR (P shared latent GPs, Z = A X̃) or the label-gps recipe's model (one "
+                             "linear GP per label on Z = X̃, fixed --kernel-variance)")
+    parser.add_argument("--kernel-variance", type=float, default=12.0, help="σ² of the label-gps model")
+    parser.add_argument("--num-negative-samples", type=int, default=100,
+                        help="|L_i| (eq. 23); 0: every label exactly")
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--max-steps", type=int, default=0, help="train only this many steps of each epoch (0: all)")
     parser.add_argument("--learning-rate", type=float, default=0.01)
