@@ -79,7 +79,10 @@ network = tf_keras.Sequential([
     tf_keras.layers.Dense(64, activation="relu", dtype=F64),
     tf_keras.layers.Dense(10, dtype=F64),
 ])
-model = SVDKL(network, num_classes=10, num_data=len(X_train), inducing=KISSGPGrid(32))
+# a linear class-score mean, logits = A f(h) + m(h): the schedule sets m to the network's head and the GPs to a
+# zero residual, so DNN+GP starts exactly where the network ends (without it, the paper's zero mean)
+model = SVDKL(network, num_classes=10, num_data=len(X_train), inducing=KISSGPGrid(32),
+              mean_function=gpflow.mean_functions.Linear(np.zeros((10, 10)), np.zeros(10)))
 gpflow.utilities.print_summary(model.likelihood)
 
 # %% [markdown]
