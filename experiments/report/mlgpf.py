@@ -325,6 +325,24 @@ def scaling_runs() -> str:
                            "peak RSS GB", "P@1 / P@3 / P@5 % (test rows)"], rows)
 
 
+#: the ``label-gps`` recipe's model (``--recipe best``) at full size: every label exactly, and 100 sampled negatives
+LABEL_GPS_RUNS = ("label_gps_200_steps_exact.json", "label_gps_200_steps_negatives.json")
+
+
+@generator("mlgpf-scaling-label-gps")
+def scaling_label_gps() -> str:
+    rows = []
+    for name in LABEL_GPS_RUNS:
+        r = load(f"{SCALING}/{name}")
+        labels = "every label exactly" if r["exact_labels"] else f"{r['args']['num_negative_samples']} sampled negatives"
+        rows.append([labels, f"{r['steps_trained']:,} of {r['steps_per_epoch']:,}",
+                     f"{fmt(r['seconds_per_step'], 3)} / {fmt(r['training_cpu_seconds_per_step'], 2)}",
+                     fmt(r["seconds_per_epoch_projected"] / 60, 1), fmt(r["peak_rss_gb"], 2),
+                     "loaded" if "basis_from_cache" in r else "computed", f"{_pk(r)} ({r['test_rows']:,})"])
+    return markdown_table(["labels per step", "steps", "s/step wall / CPU", "min/epoch projected", "peak RSS GB",
+                           "basis", "P@1 / P@3 / P@5 % (test rows)"], rows)
+
+
 @generator("mlgpf-scaling-phases")
 def scaling_phases() -> str:
     basis, full = load(f"{SCALING}/basis_and_200_steps.json"), load(f"{SCALING}/full_k13k.json")
