@@ -5,15 +5,14 @@ and Z, evaluated only at the pairs (n, d) = (``row_index[p]``, ``output_index[p]
 ‖L_dᵀ a‖² is formed is an object: :class:`PerPair` (gather each pair's L_d), :class:`PerOutput` (every output
 of the batch, then gather) or, for a Gaussian likelihood, :class:`RowSums` (only its sum over each row's observed
 outputs, in closed form); :func:`pair_variance_for` picks one from the likelihood and the observed fraction. The
-bound's per-row expected log-likelihood is :meth:`PairVariance.row_expectations`.
+bound's per-row expected log-likelihood that uses them is
+:func:`gpflow_ext.likelihoods.rows.row_expected_log_likelihood`.
 """
 
 import gpflow
 import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.config import default_jitter
-
-from ..likelihoods.columns import pairwise_variational_expectations
 
 __all__ = [
     "PairVariance",
@@ -41,28 +40,6 @@ class PairVariance:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
-
-    def row_expectations(self, x, values, mask, gp, likelihood, likelihood_columns) -> tf.Tensor:
-        """Σ_{d observed in row n} E_{q(f_d(x_n))} log p(y_nd | f), averaged over the samples x [S, B, Q]: ``[B]``.
-
-        ``gp``: the GP's parts, ``(inducing_variable, kernel, q_mu [M, D], q_sqrt [D, M, M], mean_function,
-        white)``; ``values``, ``mask`` [B, D]. Each observed pair's term is its column likelihood's
-        ``variational_expectations`` at q(f) from :func:`conditional_at_pairs` (eq. 5, 17-21).
-        """
-        inducing_variable, kernel, q_mu, q_sqrt, mean_function, white = gp
-        pairs = tf.where(tf.cast(mask, tf.bool))  # [P, 2] observed (row, output), int64
-        row_index, output_index = pairs[:, 0], pairs[:, 1]  # [P] each
-        f_mean, f_var = conditional_at_pairs(
-            x, row_index, output_index, inducing_variable, kernel, q_mu, q_sqrt, white=white, variance_by=self
-        )  # [S, P] each
-        f_mean = f_mean + mean_at_pairs(mean_function, x, row_index, output_index, tf.shape(q_mu)[1])
-        y = tf.gather_nd(tf.cast(values, f_mean.dtype), pairs)  # [P]
-        x_pairs = tf.gather(x, row_index, axis=1)  # [S, P, Q]
-        per_pair = pairwise_variational_expectations(
-            likelihood, likelihood_columns, x_pairs, f_mean, f_var, y[None], output_index
-        )  # [S, P]
-        per_pair = tf.reduce_mean(per_pair, axis=0)  # [P]
-        return tf.math.unsorted_segment_sum(per_pair, row_index, tf.shape(values)[0])  # [B]
 
 
 class PerPair(PairVariance):
@@ -114,10 +91,11 @@ class RowSums(PerPair):
 
     name = "rows"
 
-    def row_expectations(self, x, values, mask, gp, likelihood, likelihood_columns) -> tf.Tensor:
+    def row_sums(self, x, values, mask, gp) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """Per row n of the batch, averaged over the samples x [S, B, Q]: (Σ_{d ∈ O_n} (y_nd - μ_nd)² [B],
+        Σ_{d ∈ O_n} v_nd [B], |O_n| [B]), with ``gp`` = (inducing_variable, kernel, q_mu [M, D], q_sqrt [D, M, M],
+        mean_function, white) and ``values``, ``mask`` [B, D]."""
         inducing_variable, kernel, q_mu, q_sqrt, mean_function, white = gp
-        if not gaussian_with_one_variance(likelihood, likelihood_columns):
-            raise TypeError(f"RowSums needs a Gaussian likelihood with one constant variance, got {likelihood!r}")
         A, prior_var = projections(x, inducing_variable, kernel, white=white)  # [S, B, M], [S, B]
         observed = tf.cast(mask, A.dtype)  # [B, D]
         pairs = tf.where(tf.cast(mask, tf.bool))  # [P, 2]
@@ -137,9 +115,7 @@ class RowSums(PerPair):
         quadratic = tf.reduce_sum(A * tf.einsum("bmk,sbk->sbm", T, A), axis=-1)  # [S, B]: a_nᵀ T_n a_n
         count = tf.reduce_sum(observed, axis=1)  # [B]
         variance_sum = tf.reduce_mean(count[None] * prior_var + quadratic, axis=0)  # [B]
-        noise = tf.reshape(likelihood.variance, [])
-        log_2pi_noise = tf.math.log(tf.constant(2 * 3.141592653589793, A.dtype) * noise)
-        return -0.5 * (count * log_2pi_noise + (squared_error + variance_sum) / noise)  # [B]
+        return squared_error, variance_sum, count
 
 
 def gaussian_with_one_variance(likelihood, likelihood_columns) -> bool:

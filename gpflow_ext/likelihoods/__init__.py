@@ -1,10 +1,11 @@
 """Likelihoods: the MLGPF multi-label Bernoulli-logit with factor loadings (eq. 12-13, 21, 23), SV-DKL's
 softmax over mixed latent GPs, expectations over observed entries only (``masked``, for GPLVF), one likelihood
-per column (``columns``) and an ordered probit with learnt bin edges (:class:`Ordinal`)."""
+per column (``columns``), GPLVF's expected log-likelihood per row (``rows``) and an ordered probit with learnt bin
+edges (:class:`Ordinal`)."""
 
-from . import columns, masked, mixed_softmax, ordinal
+from . import columns, masked, mixed_softmax, ordinal, rows
 from .mixed_softmax import MixedSoftmax
 from .multilabel import MultiLabelBernoulli
 from .ordinal import Ordinal
 
-__all__ = ["MultiLabelBernoulli", "MixedSoftmax", "Ordinal", "columns", "masked", "mixed_softmax", "ordinal"]
+__all__ = ["MultiLabelBernoulli", "MixedSoftmax", "Ordinal", "columns", "masked", "mixed_softmax", "ordinal", "rows"]

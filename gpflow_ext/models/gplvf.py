@@ -45,6 +45,7 @@ from ..latents import (
 )
 from ..likelihoods.columns import columnwise_predict_mean_and_var
 from ..likelihoods.masked import likelihood_and_mean_for, masked_predict_log_density
+from ..likelihoods.rows import row_expected_log_likelihood
 from ..validation import (
     check_latents,
     check_observations,
@@ -265,8 +266,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         observed (row, output) pairs only (eq. 5, 17-21)."""
         x, kl_x = self.latent_samples_and_kl(x_mean, x_var, base_noise)  # [S, B, Q], [B]
         gp = (self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, self.mean_function, self.whiten)
-        expected_log_lik = self.variance_by.row_expectations(
-            x, values, mask, gp, self.likelihood, self.likelihood_columns
+        expected_log_lik = row_expected_log_likelihood(
+            self.variance_by, x, values, mask, gp, self.likelihood, self.likelihood_columns
         )  # [B]
         return expected_log_lik, kl_x
 
