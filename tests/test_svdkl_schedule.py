@@ -240,3 +240,15 @@ def test_a_linear_mean_takes_a_head_with_more_classes_than_features_exactly(rng)
     assert match_network(model, network, X)["logit_rmse"] < 1e-12
     P, P_dnn = model.predict_proba(X, seed=0), network.predict_proba(X)
     assert np.abs(P - P_dnn).max() < 1e-4
+
+
+def test_a_bad_residual_scale_is_refused_before_the_model_changes():
+    model = SVDKL(_net(q=2), 4, num_data=30, inducing=KISSGPGrid(8),
+                  mean_function=gpflow.mean_functions.Linear(np.zeros((2, 4)), np.zeros(4)))
+    head = tf_keras.layers.Dense(4, dtype=F64)
+    head.build((None, 2))
+    network = SoftmaxNetwork(model.feature_extractor, head)
+    before = [v.numpy().copy() for v in model.trainable_variables]
+    with pytest.raises(ValueError, match=r"residual_scale must be a number in \(0, 1\]"):
+        match_network(model, network, np.zeros((10, 5)), residual_scale=0.0)
+    assert all(np.array_equal(a, v.numpy()) for a, v in zip(before, model.trainable_variables))

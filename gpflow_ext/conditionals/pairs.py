@@ -42,6 +42,11 @@ class PairVariance:
         return f"{type(self).__name__}()"
 
 
+def _pair_means(A_pairs, output_index, q_mu) -> tf.Tensor:
+    """aᵀ m_d at the pairs [S, P], from the pairs' projections A_pairs [S, P, M] and q_mu [M, D]."""
+    return tf.reduce_sum(A_pairs * tf.gather(tf.transpose(q_mu), output_index)[None], axis=-1)
+
+
 class PerPair(PairVariance):
     """Gather each pair's L_d, a [P, M, M] tensor: the least arithmetic (sparse data), but its memory traffic
     (and the scatter in the gradient) dominates a step once many entries are observed."""
@@ -50,7 +55,7 @@ class PerPair(PairVariance):
 
     def mean_and_variance(self, A, row_index, output_index, q_mu, L):
         A_pairs = tf.gather(A, row_index, axis=1)  # [S, P, M]
-        mean = tf.reduce_sum(A_pairs * tf.gather(tf.transpose(q_mu), output_index)[None], axis=-1)  # [S, P]
+        mean = _pair_means(A_pairs, output_index, q_mu)  # [S, P]
         # (L_dᵀ a)ᵀ = aᵀ L_d as one batched matmul over the pairs: faster than the equivalent einsum, forward and
         # backward (its per-pair outer products), on MovieLens minibatches
         aTL = tf.matmul(tf.transpose(A_pairs, [1, 0, 2]), tf.gather(L, output_index))  # [P, S, M]
@@ -100,9 +105,7 @@ class RowSums(PerPair):
         observed = tf.cast(mask, A.dtype)  # [B, D]
         pairs = tf.where(tf.cast(mask, tf.bool))  # [P, 2]
         row_index, output_index = pairs[:, 0], pairs[:, 1]  # [P] each
-        mean = tf.reduce_sum(
-            tf.gather(A, row_index, axis=1) * tf.gather(tf.transpose(q_mu), output_index)[None], axis=-1
-        )  # [S, P]
+        mean = _pair_means(tf.gather(A, row_index, axis=1), output_index, q_mu)  # [S, P]
         mean = mean + mean_at_pairs(mean_function, x, row_index, output_index, tf.shape(q_mu)[1])  # [S, P]
         y = tf.gather_nd(tf.cast(values, A.dtype), pairs)  # [P]
         squared_error = tf.math.unsorted_segment_sum(

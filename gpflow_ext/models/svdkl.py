@@ -75,8 +75,8 @@ class SVDKL(BayesianModel, ExternalDataTrainingLossMixin):
     :param mean_function: a GPflow mean function m of the network's raw features h ``[B, Q]`` giving ``[B, C]``,
         added to the mixed GPs' class scores: ``logits = A f(h) + m(h)`` (default ``Zero``: the paper's model).
         With ``gpflow.mean_functions.Linear(A=[Q, C], b=[C])``, :func:`~gpflow_ext.recipes.svdkl.match_network`
-        sets m to the network's own head and q(u)'s mean to zero, so the layer starts exactly at the network
-        and the GPs learn what the linear head misses.
+        sets m to the network's own head and q(u) to a shrunk prior of zero mean, so the layer's mean class scores
+        start exactly at the network's and the GPs learn what the linear head misses.
     """
 
     def __init__(

@@ -31,7 +31,12 @@ from ..metrics import classification_metrics, true_class_nlp
 from ..models import SVDKL, SoftmaxNetwork
 from ..training import EarlyStopping, GroupedOptimizer, Metrics, TensorBoard, fit
 from ..validation import check_positive_int, check_positive_number, validate_classification_data
-from ..variational.from_targets import set_posterior_of_targets, set_shrunk_prior
+from ..variational.from_targets import (
+    check_shrink_scale,
+    match_kernel_variances,
+    set_posterior_of_targets,
+    set_shrunk_prior,
+)
 
 __all__ = ["SVDKLSchedule", "run_schedule", "pretrain_and_fit", "match_network", "stratified_split"]
 
@@ -106,15 +111,15 @@ def match_network(
     feature groups, A is kept and the GPs' targets are ``pinv(A)`` times the network's class scores.
     When the model's mean function is a ``gpflow.mean_functions.Linear`` (``SVDKL(mean_function=...)``), it is set
     to the network's head (the identity when the features are the class scores) and the GPs start as a zero
-    residual, q(u) = N(0, ``residual_scale``² K_uu) (:func:`set_shrunk_prior`; kernel variances as the fit's): the
+    residual, q(u) = N(0, ``residual_scale``² K_uu) (:func:`set_shrunk_prior`; kernel variances the targets'): the
     layer's mean class scores are then the network's exactly, and its samples differ from them by
     ``residual_scale`` times the prior's standard deviation. Returns the root mean square error of the GP layer's
     mean class scores against the network's.
     """
     head = network.head
-    if isinstance(model.mean_function, gpflow.mean_functions.Linear) and not (
-        head is None or isinstance(head, tf_keras.layers.Dense)
-    ):
+    linear_mean = isinstance(model.mean_function, gpflow.mean_functions.Linear)
+    check_shrink_scale(residual_scale, "residual_scale")  # before the model is changed
+    if linear_mean and not (head is None or isinstance(head, tf_keras.layers.Dense)):
         raise TypeError(
             "network.head must be a tf_keras Dense layer or None to set the model's Linear mean_function to it, "
             f"got {type(head).__name__}"
@@ -140,14 +145,15 @@ def match_network(
         mixing = model.likelihood.mixing.numpy()
         targets = logits @ np.linalg.pinv(mixing).T  # [B, J]
     model.likelihood.mixing.assign(mixing)
-    fitted = set_posterior_of_targets(model.gps, H, targets, noise_fraction=noise_fraction)  # [B, J]
-    if isinstance(model.mean_function, gpflow.mean_functions.Linear):
-        # the head itself is the mean, W^T h + b, and the GPs a zero residual
+    if linear_mean:  # the head itself is the mean, W^T h + b, and the GPs a zero residual at the targets' scale
         weights, bias = _head_map(head, model.num_features, model.num_classes)
         model.mean_function.A.assign(weights)
         model.mean_function.b.assign(bias)
+        match_kernel_variances(model.gps, targets)
         set_shrunk_prior(model.gps, residual_scale)
-        fitted = np.zeros_like(fitted)
+        fitted = np.zeros_like(targets)  # [B, J]
+    else:
+        fitted = set_posterior_of_targets(model.gps, H, targets, noise_fraction=noise_fraction)  # [B, J]
     scores = fitted @ mixing.T + model.mean_function(tf.constant(raw)).numpy()  # [B, C]
     return {"logit_rmse": float(np.sqrt(np.mean((scores - logits) ** 2)))}
 

@@ -24,7 +24,13 @@ from ..utilities import dense_kron
 from .grid_priors import toeplitz_prior_factors
 from .latent_gps import FreeInducingPoints, KISSGPGrid, LatentGPs
 
-__all__ = ["latent_design_matrices", "set_posterior_of_targets", "set_shrunk_prior"]
+__all__ = [
+    "latent_design_matrices",
+    "set_posterior_of_targets",
+    "set_shrunk_prior",
+    "match_kernel_variances",
+    "check_shrink_scale",
+]
 
 
 def _mean_parameter(gps: LatentGPs) -> gpflow.Parameter:
@@ -58,8 +64,8 @@ def latent_design_matrices(gps: LatentGPs, H: tf.Tensor) -> tf.Tensor:
     return tf.transpose(tf.stack(columns, axis=-1), [1, 0, 2])  # [J, B, n]
 
 
-def _prior_precisions(gps: LatentGPs) -> np.ndarray:
-    """P_j of q's mean coordinates, ``[J, n, n]``: I when whitened, else K_uu⁻¹."""
+def _prior_covariances(gps: LatentGPs) -> np.ndarray:
+    """The prior covariance of q's mean coordinates, ``[J, n, n]``: I when whitened, else K_uu."""
     n = _columns_first(gps, _mean_parameter(gps).numpy()).shape[1]
     if gps.whiten:
         return np.tile(np.eye(n)[None], [gps.num_gps, 1, 1])
@@ -69,7 +75,20 @@ def _prior_precisions(gps: LatentGPs) -> np.ndarray:
         K = Kuu(gps.inducing_variable, gps.kernel, jitter=gps.jitter)  # [J, M, M]
     else:
         raise TypeError(f"no prior covariance for an unwhitened {type(gps).__name__}")
-    return np.linalg.inv(np.asarray(K, dtype=np.float64))
+    return np.asarray(K, dtype=np.float64)
+
+
+def _prior_precisions(gps: LatentGPs) -> np.ndarray:
+    """P_j of q's mean coordinates, ``[J, n, n]``: I when whitened, else K_uu⁻¹."""
+    return _prior_covariances(gps) if gps.whiten else np.linalg.inv(_prior_covariances(gps))
+
+
+def match_kernel_variances(gps: LatentGPs, targets: np.ndarray) -> np.ndarray:
+    """Set each GP's base kernel variance to its targets' variance (at least 1e-6); returns the variances [J]."""
+    variances = np.maximum(np.asarray(targets, dtype=np.float64).var(axis=0), 1e-6)  # [J]
+    for kernel, variance in zip(gps.kernel.kernels, variances):
+        kernel.variance.assign(variance)
+    return variances
 
 
 def set_posterior_of_targets(
@@ -91,10 +110,7 @@ def set_posterior_of_targets(
         raise ValueError("targets must be finite")
     if not 0.0 < noise_fraction < 1.0:
         raise ValueError(f"noise_fraction must be in (0, 1), got {noise_fraction!r}")
-    variances = np.maximum(targets.var(axis=0), 1e-6)  # [J]
-    if match_variance:
-        for kernel, variance in zip(gps.kernel.kernels, variances):
-            kernel.variance.assign(variance)
+    variances = match_kernel_variances(gps, targets) if match_variance else np.maximum(targets.var(axis=0), 1e-6)
     Phi = np.asarray(latent_design_matrices(gps, H), dtype=np.float64)  # [J, B, n]
     noise = noise_fraction * variances  # [J]
     precision = np.einsum("jbn,jbm->jnm", Phi, Phi) / noise[:, None, None] + _prior_precisions(gps)  # [J, n, n]
@@ -112,10 +128,15 @@ def set_shrunk_prior(gps: LatentGPs, scale: float) -> None:
     """Set q(u) of ``gps`` to ``N(0, scale² K_uu)``: the prior shrunk by ``scale`` in standard deviation (``N(0, scale² I)``
     for whitened GPs), so every GP's outputs are zero in the mean with standard deviation ``scale`` times the prior's.
     """
-    if not (isinstance(scale, (int, float)) and 0.0 < scale <= 1.0):
-        raise ValueError(f"scale must be a number in (0, 1], got {scale!r}")
-    covariance = np.linalg.inv(_prior_precisions(gps))  # [J, n, n]: I when whitened, else K_uu
+    check_shrink_scale(scale, "scale")
+    covariance = _prior_covariances(gps)  # [J, n, n]: I when whitened, else K_uu
     _assign_q(gps, np.zeros(covariance.shape[:2]), scale**2 * covariance)
+
+
+def check_shrink_scale(scale: float, name: str) -> None:
+    """``scale`` checked to be a number in (0, 1] (``name``: the argument, for the error)."""
+    if isinstance(scale, bool) or not (isinstance(scale, (int, float)) and 0.0 < scale <= 1.0):
+        raise ValueError(f"{name} must be a number in (0, 1], got {scale!r}")
 
 
 def _cho_solve(chol: np.ndarray, rhs: np.ndarray) -> np.ndarray:
