@@ -10,6 +10,7 @@ bound's per-row expected log-likelihood that uses them is
 """
 
 import gpflow
+import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.config import default_jitter
@@ -89,33 +90,36 @@ class RowSums(PerPair):
         Σ_{d ∈ O_n} E log N(y_nd | f, σ²) = -½ Σ_{d ∈ O_n} [log 2πσ² + ((y_nd - μ_nd)² + v_nd) / σ²],
 
     and with v_nd = k(x_n, x_n) - ‖L_m⁻¹ K_{Z,x_n}‖² + ‖L_dᵀ a_n‖², Σ_{d ∈ O_n} ‖L_dᵀ a_n‖² = a_nᵀ T_n a_n with
-    T_n = Σ_{d ∈ O_n} L_d L_dᵀ: one [B, D] x [D, M²] product of the batch's mask with the D outputs' S_d = L_d L_dᵀ.
-    No per-pair [P, M, M] tensor is formed (its gather and the scatter of its gradient dominate :class:`PerPair`'s
-    step), and the numbers are the other forms' to rounding. Per-pair variances, where asked for, are
-    :class:`PerPair`'s."""
+    T_n = Σ_{d ∈ O_n} S_d, S_d = L_d L_dᵀ: one [B, D] x [D, M(M+1)/2] product of the batch's mask with the lower
+    triangles of the symmetric S_d, and a_nᵀ T_n a_n = Σ_{i ≥ k} (2 - δ_ik) a_ni a_nk T_n,ik. The means μ_nd come
+    from one [B, M] x [M, D] product for every output of the batch, masked. Nothing is gathered per pair and every
+    shape is static, so the step also compiles with XLA; the numbers are the other forms' to rounding. Per-pair
+    variances, where asked for, are :class:`PerPair`'s."""
 
     name = "rows"
 
     def row_sums(self, x, values, mask, gp) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """Per row n of the batch, averaged over the samples x [S, B, Q]: (Σ_{d ∈ O_n} (y_nd - μ_nd)² [B],
         Σ_{d ∈ O_n} v_nd [B], |O_n| [B]), with ``gp`` = (inducing_variable, kernel, q_mu [M, D], q_sqrt [D, M, M],
-        mean_function, white) and ``values``, ``mask`` [B, D]."""
+        mean_function, white) and ``values``, ``mask`` [B, D] (values at unobserved entries are ignored)."""
         inducing_variable, kernel, q_mu, q_sqrt, mean_function, white = gp
         A, prior_var = projections(x, inducing_variable, kernel, white=white)  # [S, B, M], [S, B]
-        observed = tf.cast(mask, A.dtype)  # [B, D]
-        pairs = tf.where(tf.cast(mask, tf.bool))  # [P, 2]
-        row_index, output_index = pairs[:, 0], pairs[:, 1]  # [P] each
-        mean = _pair_means(tf.gather(A, row_index, axis=1), output_index, q_mu)  # [S, P]
-        mean = mean + mean_at_pairs(mean_function, x, row_index, output_index, tf.shape(q_mu)[1])  # [S, P]
-        y = tf.gather_nd(tf.cast(values, A.dtype), pairs)  # [P]
-        squared_error = tf.math.unsorted_segment_sum(
-            tf.reduce_mean(tf.square(y[None] - mean), axis=0), row_index, tf.shape(values)[0]
-        )  # [B]
+        is_observed = tf.cast(mask, tf.bool)  # [B, D]
+        observed = tf.cast(is_observed, A.dtype)  # [B, D]
+        num_samples, num_rows, num_inducing = tf.unstack(tf.shape(A))
+        x_flat = tf.reshape(x, [num_samples * num_rows, -1])  # [S*B, Q]
+        mean = tf.matmul(tf.reshape(A, [-1, num_inducing]), q_mu) + mean_function(x_flat)  # [S*B, D]
+        error = tf.cast(values, A.dtype)[None] - tf.reshape(mean, [num_samples, num_rows, -1])  # [S, B, D]
+        error = tf.where(is_observed[None], error, tf.zeros_like(error))  # [S, B, D]
+        squared_error = tf.reduce_mean(tf.reduce_sum(tf.square(error), axis=-1), axis=0)  # [B]
+        rows, cols = np.tril_indices(q_sqrt.shape[-1])  # the lower triangle's (i, k), i >= k
         L = tf.linalg.band_part(q_sqrt, -1, 0)  # [D, M, M]
-        num_inducing = tf.shape(L)[1]
         S = tf.reshape(tf.matmul(L, L, transpose_b=True), [tf.shape(L)[0], -1])  # [D, M*M]
-        T = tf.reshape(tf.matmul(observed, S), [-1, num_inducing, num_inducing])  # [B, M, M]
-        quadratic = tf.reduce_sum(A * tf.einsum("bmk,sbk->sbm", T, A), axis=-1)  # [S, B]: a_nᵀ T_n a_n
+        S_lower = tf.gather(S, rows * q_sqrt.shape[-1] + cols, axis=1)  # [D, M(M+1)/2]
+        T_lower = tf.matmul(observed, S_lower)  # [B, M(M+1)/2]: T_n's lower triangle
+        weights = tf.constant(np.where(rows == cols, 1.0, 2.0), dtype=A.dtype)  # [M(M+1)/2]
+        outer = tf.gather(A, rows, axis=-1) * tf.gather(A, cols, axis=-1) * weights  # [S, B, M(M+1)/2]
+        quadratic = tf.reduce_sum(outer * T_lower[None], axis=-1)  # [S, B]: a_nᵀ T_n a_n
         count = tf.reduce_sum(observed, axis=1)  # [B]
         variance_sum = tf.reduce_mean(count[None] * prior_var + quadratic, axis=0)  # [B]
         return squared_error, variance_sum, count
