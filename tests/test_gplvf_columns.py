@@ -160,6 +160,51 @@ def test_ordinal_probabilities_and_predictions_match_closed_form_and_monte_carlo
     assert all(np.all(np.isfinite(g.numpy())) for g in grads)
 
 
+@pytest.mark.parametrize("dtype, rtol, atol", [(np.float64, 1e-10, 1e-16), (np.float32, 1e-4, 1e-7)])
+def test_log_normal_cdf_matches_scipy_over_both_tails(dtype, rtol, atol):
+    """log Φ with one erfc per point and the asymptotic series in the far lower tail equals scipy's log_ndtr from
+    x = -1000 to 100, with the gradient φ(x)/Φ(x) finite and exact."""
+    from scipy.special import log_ndtr
+
+    from gpflow_ext.likelihoods.ordinal import _log_ndtr
+
+    x = np.concatenate([-np.logspace(-3, 3, 600), np.linspace(-40, 40, 1601), np.logspace(-3, 2, 200)]).astype(dtype)
+    reference = log_ndtr(x.astype(np.float64))
+    x_tf = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(x_tf)
+        value = _log_ndtr(x_tf)
+    grad = tape.gradient(value, x_tf).numpy().astype(np.float64)
+    assert value.dtype == x_tf.dtype
+    np.testing.assert_allclose(value.numpy().astype(np.float64), reference, rtol=rtol, atol=atol)
+    mills = np.exp(norm.logpdf(x.astype(np.float64)) - reference)  # d/dx log Φ(x)
+    assert np.all(np.isfinite(grad))
+    np.testing.assert_allclose(grad, mills, rtol=100 * rtol, atol=atol)
+
+
+def test_ordinal_log_prob_is_exact_in_every_bin_far_from_the_edges():
+    """log p(y | f) of every class, f far inside and far outside the edges (end bins at ∓∞), against scipy."""
+    from scipy.special import log_ndtr
+
+    lik = Ordinal(EDGES, sigma=0.3)
+    F = np.array([-60.0, -5.0, 0.0, 1.0, 2.2, 3.0, 7.0, 60.0])
+    edges = np.r_[-np.inf, EDGES, np.inf]
+    for k in range(5):
+        Y = np.full_like(F, k)
+        upper, lower = (edges[k + 1] - F) / 0.3, (edges[k] - F) / 0.3
+        # log(Φ(u) - Φ(l)) from the tail where both are small
+        flip = lower > 0
+        hi, lo = np.where(flip, -lower, upper), np.where(flip, -upper, lower)
+        a, b = log_ndtr(hi), log_ndtr(lo)
+        reference = a + np.log1p(-np.exp(b - a))
+        F_tf = tf.constant(F[:, None])
+        with tf.GradientTape() as tape:
+            tape.watch(F_tf)
+            value = lik.log_prob(np.zeros((8, 1)), F_tf, tf.constant(Y[:, None]))
+        np.testing.assert_allclose(value.numpy(), reference, rtol=1e-10, atol=1e-14)
+        assert np.all(np.isfinite(tape.gradient(value, F_tf).numpy()))
+
+
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [

@@ -20,9 +20,26 @@ from gpflow.utilities import positive
 __all__ = ["Ordinal", "ordinal_log_probabilities"]
 
 
+# log Φ(-40) ≈ -804.6: an open end this far out changes log p by less than exp(-800) relative
+_OPEN_END = 40.0
+
+
+# below this, log Φ(x) from its asymptotic series (erfc(-x/√2) would underflow or lose digits)
+_SERIES_BELOW = {tf.float64: -20.0, tf.float32: -10.0, tf.float16: -5.0}
+
+
 def _log_ndtr(x) -> tf.Tensor:
-    """log Φ(x), accurate in both tails (TFP's standard normal ``log_cdf``)."""
-    return tfp.distributions.Normal(tf.zeros([], x.dtype), tf.ones([], x.dtype)).log_cdf(x)
+    """log Φ(x), accurate in both tails: log(erfc(-x/√2) / 2) (one special function) above
+    ``_SERIES_BELOW`` and the asymptotic series -x²/2 - log(-x√(2π)) + log(1 - 1/x² + 3/x⁴ - 15/x⁶) below it (as
+    TFP's ``log_ndtr``, with one erfc per point instead of its two ``ndtr`` branches)."""
+    cut = tf.constant(_SERIES_BELOW.get(x.dtype, -10.0), dtype=x.dtype)
+    inside = tf.maximum(x, cut)  # [...]
+    direct = tf.math.log(0.5 * tf.math.erfc(-inside * np.sqrt(0.5)))
+    tail = tf.minimum(x, cut)  # [...] <= cut < 0
+    inverse_square = 1.0 / tf.square(tail)
+    series = 1.0 - inverse_square * (1.0 - inverse_square * (3.0 - 15.0 * inverse_square))
+    asymptotic = -0.5 * tf.square(tail) - tf.math.log(-tail) - 0.5 * np.log(2.0 * np.pi) + tf.math.log(series)
+    return tf.where(x > cut, direct, asymptotic)
 
 
 def _log_ndtr_difference(upper, lower) -> tf.Tensor:
@@ -86,16 +103,20 @@ class Ordinal(gpflow.likelihoods.Ordinal):
 
     @inherit_check_shapes
     def _scalar_log_prob(self, X, F, Y) -> tf.Tensor:
-        """log p(y | f) from y's own two edges only (the quadrature's hot path): log Φ at the open first and last
-        bins, log(Φ(u) - Φ(l)) between; every branch is evaluated at finite, valid arguments (finite gradients)."""
-        pad = tf.zeros([1], dtype=F.dtype)  # stands for ∓∞, never used where it would matter
+        """log p(y | f) from y's own two edges only (the quadrature's hot path): log(Φ(u) - Φ(l)), the open end of
+        the first and last bins placed ``_OPEN_END`` standard deviations beyond both 0 and the bin's other edge;
+        two log Φ per point at finite, valid arguments (finite gradients)."""
+        pad = tf.zeros([1], dtype=F.dtype)  # stands for ∓∞, replaced below
         edges = tf.concat([pad, tf.convert_to_tensor(self.bin_edges, dtype=F.dtype), pad], axis=0)  # [K+1]
         k = tf.cast(tf.round(Y), tf.int32)
-        first, last = tf.equal(k, 0), tf.equal(k, self.num_bins - 1)
+        open_end = tf.constant(_OPEN_END, dtype=F.dtype)
         upper = (tf.gather(edges, k + 1) - F) / self.sigma  # [...]
         lower = (tf.gather(edges, k) - F) / self.sigma  # [...]
-        middle = _log_ndtr_difference(tf.where(last, lower + 1.0, upper), tf.where(first, upper - 1.0, lower))
-        return tf.where(first, _log_ndtr(upper), tf.where(last, _log_ndtr(-lower), middle))
+        # an open end _OPEN_END standard deviations past the other edge and past 0: Φ there is Φ(∓∞) to a relative
+        # error below exp(-800) whatever f is
+        upper = tf.where(tf.equal(k, self.num_bins - 1), tf.maximum(open_end, lower + open_end), upper)
+        lower = tf.where(tf.equal(k, 0), tf.minimum(-open_end, upper - open_end), lower)
+        return _log_ndtr_difference(upper, lower)
 
     @inherit_check_shapes
     def _predict_log_density(self, X, Fmu, Fvar, Y) -> tf.Tensor:
