@@ -248,11 +248,17 @@ def readme_amazoncat() -> str:
 @generator("mlgpf-speed")
 def speed() -> str:
     record = load(f"{STORE}/mlgpf_speed.json")
+    rates = record["matmul_gflops"]
     rows = []
-    for row in record["rows"]:
-        gflops = "-" if row["gflops"] is None else f"{fmt(row['gflops'], 1)} ({row['percent_of_matmul']} % of matmul)"
-        rows.append([row["contender"], fmt(row["seconds_per_step"], 3), fmt(row["seconds_per_epoch"], 1),
-                     f"{fmt(row['slfm_over_this'], 2)}×", gflops])
+    order = ["s-linear (float64)", "linear (float64)", "SLFM", "float32"]
+    first = lambda name: next((i for i, key in enumerate(order) if key in name), len(order))  # noqa: E731
+    for contender, row in sorted(record["results"].items(), key=lambda item: first(item[0])):
+        gflops = "-"
+        if row["gflops"] is not None:
+            rate = rates["float32" if "float32" in contender else "float64"]
+            gflops = f"{fmt(row['gflops'], 1)} ({fmt(100 * row['gflops'] / rate, 0)} % of matmul)"
+        rows.append([contender, fmt(row["seconds_per_step"], 3), fmt(row["seconds_per_epoch"], 1),
+                     f"{fmt(row['speedup_vs_slfm'], 2)}×", gflops])
     return markdown_table(["contender (M = 500, P = 30, batch 500)", "s/step", "s/epoch", "SLFM time / this",
                            "achieved GFLOP/s"], rows)
 

@@ -29,6 +29,7 @@ from check_shapes import check_shapes
 from gpflow.base import Parameter, TensorType
 from gpflow.utilities import positive
 
+from ..utilities import cholesky_inverse_and_logdet
 from ..validation import check_positive_int, check_positive_number
 
 __all__ = [
@@ -117,30 +118,29 @@ def preconditioned_kl(Kmm: TensorType, q_mu: TensorType, q_sigma: TensorType) ->
     off L⁻¹.  Cost O(P M³).
     """
     Kmm = tf.convert_to_tensor(Kmm)
-    L, L_inv = _cholesky_and_inverse(Kmm, q_sigma)  # [P, M, M] each
-    return _kl_from_factors(Kmm, q_mu, q_sigma, L, L_inv)
+    L_inv, logdet = _inverse_factor_and_logdet(Kmm, q_sigma)  # [P, M, M], [P]
+    return _kl_from_factors(Kmm, q_mu, q_sigma, logdet, L_inv)
 
 
-def _cholesky_and_inverse(Kmm: tf.Tensor, q_sigma: TensorType) -> tuple[tf.Tensor, tf.Tensor]:
-    """L_p = chol(K + Σ_p) and L_p⁻¹, ``[P, M, M]`` each."""
-    L = _cholesky_K_plus_sigma(Kmm, q_sigma)  # [P, M, M]
-    eye = tf.eye(tf.shape(Kmm)[0], batch_shape=tf.shape(L)[:1], dtype=Kmm.dtype)  # [P, M, M]
-    return L, tf.linalg.triangular_solve(L, eye, lower=True)
+def _inverse_factor_and_logdet(Kmm: tf.Tensor, q_sigma: TensorType) -> tuple[tf.Tensor, tf.Tensor]:
+    """L_p⁻¹ ``[P, M, M]`` and log|K + Σ_p| ``[P]`` with L_p = chol(K + Σ_p) (one batched Cholesky; the gradient
+    by triangular solves, :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`)."""
+    K_plus_sigma = Kmm[None, :, :] + tf.linalg.diag(tf.transpose(q_sigma))  # [P, M, M]
+    return cholesky_inverse_and_logdet(K_plus_sigma)
 
 
 def _kl_from_factors(
-    Kmm: tf.Tensor, q_mu: TensorType, q_sigma: TensorType, L: tf.Tensor, L_inv: tf.Tensor
+    Kmm: tf.Tensor, q_mu: TensorType, q_sigma: TensorType, logdet_K_plus_sigma: tf.Tensor, L_inv: tf.Tensor
 ) -> tf.Tensor:
-    """Eq. 10 given L_p = chol(K + Σ_p) and L_p⁻¹."""
+    """Eq. 10 given log|K + Σ_p| [P] and L_p⁻¹ [P, M, M]."""
     M = tf.shape(Kmm)[0]
     mahalanobis = tf.reduce_sum(q_mu * tf.matmul(Kmm, q_mu))  # Σ_p μ_pᵀ K μ_p
     inv_diag = tf.reduce_sum(tf.square(L_inv), axis=-2)  # [P, M] = diag((K+Σ_p)⁻¹)
     sigma_t = tf.transpose(q_sigma)  # [P, M]
     num_latent = tf.cast(tf.shape(q_mu)[1], Kmm.dtype)
     trace = tf.cast(M, Kmm.dtype) * num_latent - tf.reduce_sum(sigma_t * inv_diag)  # Σ_p tr((K+Σ_p)⁻¹K)
-    logdet_K_plus_sigma = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(L)))  # Σ_p log|K+Σ_p|
     logdet_sigma = tf.reduce_sum(tf.math.log(q_sigma))  # Σ_p log|Σ_p|
-    return 0.5 * (mahalanobis - trace + logdet_K_plus_sigma - logdet_sigma)
+    return 0.5 * (mahalanobis - trace + tf.reduce_sum(logdet_K_plus_sigma) - logdet_sigma)
 
 
 @check_shapes(
@@ -202,8 +202,8 @@ def preconditioned_kl_and_marginals(
     """
     Kmm = tf.convert_to_tensor(Kmm)
     Kmn = tf.convert_to_tensor(Kmn)
-    L, L_inv = _cholesky_and_inverse(Kmm, q_sigma)  # [P, M, M] each
-    kl = _kl_from_factors(Kmm, q_mu, q_sigma, L, L_inv)
+    L_inv, logdet = _inverse_factor_and_logdet(Kmm, q_sigma)  # [P, M, M], [P]
+    kl = _kl_from_factors(Kmm, q_mu, q_sigma, logdet, L_inv)
     mean = tf.matmul(Kmn, q_mu, transpose_a=True)  # [N, P]
     V = tf.einsum("pij,jn->pin", L_inv, Kmn)  # [P, M, N] = L_p⁻¹ K_zx
     var = Knn[:, None] - tf.transpose(tf.reduce_sum(tf.square(V), axis=-2))  # [N, P]
