@@ -1,6 +1,6 @@
 """MLGPF speed on Bibtex: time per training step and seconds per epoch against a stock GPflow SLFM.
 
-    python -m benchmarks.mlgpf_speed [--data-dir DIR] [--repeats 7] [--float32] [--output r.json]
+    python -m benchmarks.mlgpf_speed [--data-dir DIR] [--repeats 7] [--float32] [--output r.json] [--smoke]
 
 Measured in one process, interleaved round-robin so that load on a shared machine hits every
 contender alike (medians reported):
@@ -8,6 +8,9 @@ contender alike (medians reported):
 * ``tf.matmul`` rate (GFLOP/s) on 2000×2000 matrices, the machine's reference speed;
 * MLGPF s-LINEAR and LINEAR (paper settings: P=30, M=500, R=1000, |B|=500, all 159 labels) — one
   compiled Adam step (bound + gradients + update);
+* the same s-LINEAR step with TensorFlow's own gradients of ``cholesky`` and ``triangular_solve`` in place of
+  :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet` (the peer of that gradient; its bound is checked
+  equal to the model's before timing), in float64 and, with ``--float32``, float32;
 * stock GPflow SLFM with the same M, P and batch: ``gpflow.models.SVGP`` with
   ``LinearCoregionalization`` (K=159 outputs from P latent GPs with linear kernels),
   ``SharedIndependentInducingVariables`` (one free Z [M, D]), full-covariance q(u)
@@ -69,6 +72,52 @@ def build_slfm(X, Y, Z, P, K, loadings):
     return gpflow.models.SVGP(kernel, likelihood, iv, num_latent_gps=P, num_data=X.shape[0], whiten=False)
 
 
+AUTODIFF_PEER = "s-linear, TF Cholesky gradient"
+
+
+def autodiff_cholesky_inverse_and_logdet(A):
+    """(L⁻¹, log|A|) through ``tf.linalg.cholesky`` and ``triangular_solve``, differentiated by TensorFlow."""
+    import tensorflow as tf
+
+    L = tf.linalg.cholesky(A)  # [P, M, M]
+    eye = tf.eye(tf.shape(A)[-1], batch_shape=tf.shape(A)[:-2], dtype=A.dtype)
+    logdet = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(L)), axis=-1)  # [P]
+    return tf.linalg.triangular_solve(L, eye, lower=True), logdet
+
+
+def autodiff_cholesky_step(model, data):
+    """``(bound, step)``: the model's bound (eq. 23) with TensorFlow's own Cholesky and triangular-solve gradients,
+    and one compiled Adam step (1e-3) on it, as functions of no arguments (the gradient's peer)."""
+    import tensorflow as tf
+    from gpflow.keras import tf_keras
+
+    from gpflow_ext.covariances import inducing_covariances
+    from gpflow_ext.variational import preconditioned_kl_and_marginals
+
+    X, Y = data
+    variables = model.trainable_variables
+    optimizer = tf_keras.optimizers.Adam(1e-3)
+
+    def bound():
+        inputs = model._as_inputs(X, "X")
+        Kmm, Kmn, Knn = inducing_covariances(model.inducing_variable, model.kernel, inputs)
+        kl, f_mean, f_var = preconditioned_kl_and_marginals(
+            Kmn, Kmm, Knn, model.q.q_mu, model.q.q_sigma, inverse_and_logdet=autodiff_cholesky_inverse_and_logdet
+        )
+        f_mean = model._add_mean_function(inputs, f_mean)
+        scale = tf.cast(model.num_data, kl.dtype) / tf.cast(tf.shape(f_mean)[0], kl.dtype)
+        return tf.reduce_sum(model._expected_log_likelihood(inputs, f_mean, f_var, Y)) * scale - kl
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = -bound()
+        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+
+    return tf.function(bound), step
+
+
 def compiled_step(model, data):
     """One compiled training step of ``fit`` (Adam 1e-3) on ``data``, as a function of no arguments."""
     from benchmarks.common import compiled_training_step
@@ -80,7 +129,8 @@ def compiled_step(model, data):
 
 
 def main(argv=None):
-    parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False, seed=False)
+    parser = base_parser(__doc__.splitlines()[0], epochs=False, logdir=False, seed=False,
+                         smoke="P = 3, M = 20, R = 30, batch 50, one timed step each")
     parser.add_argument("--repeats", type=int, default=7, help="timed steps per contender")
     parser.add_argument("--float32", action="store_true", help="also time MLGPF s-LINEAR in float32")
     parser.add_argument("--no-slfm", action="store_true", help="skip the SLFM contender")
@@ -93,8 +143,13 @@ def main(argv=None):
     from gpflow_ext.recipes.mlgpf_config import DATASET_SETTINGS, paper_config
     from gpflow_ext.utilities import to_input_tensor
 
-    settings = DATASET_SETTINGS["bibtex"]
+    settings = dict(DATASET_SETTINGS["bibtex"])
+    if args.smoke:
+        settings.update(num_latent_gps=3, num_inducing=20, rank=30, batch_size=50, kmeans_max_iter=5)
+        args.repeats = 1
     P, M, R, B = settings["num_latent_gps"], settings["num_inducing"], settings["rank"], settings["batch_size"]
+    sizes = {key: settings[key] for key in ("num_latent_gps", "num_inducing", "rank", "batch_size", "kmeans_max_iter")
+             if key in settings}
     (X_train, Y_train), _ = load_xmc("bibtex", args.data_dir)
     N, D = X_train.shape
     K = Y_train.shape[1]
@@ -105,10 +160,21 @@ def main(argv=None):
 
     contenders = {}
     flops = {}
+    bound_differences = {}
+
+    def add_autodiff_peer(name, dtype):
+        """The s-linear step with TensorFlow's Cholesky gradient, on a model of its own (same initialisation)."""
+        peer = build_mlgpf(paper_config("s-linear", "bibtex", **sizes), X_train, Y_train)
+        data = (to_input_tensor(X_b, dtype), to_input_tensor(Y_b, dtype))
+        bound, contenders[name] = autodiff_cholesky_step(peer, data)
+        bound_differences[name] = abs(float(bound()) - float(peer.elbo(data)))  # same parameters: equal bounds
+        flops[name] = flops["MLGPF s-linear (float64)"]
+
     for method in ("s-linear", "linear"):
-        model = build_mlgpf(paper_config(method, "bibtex"), X_train, Y_train)
+        model = build_mlgpf(paper_config(method, "bibtex", **sizes), X_train, Y_train)
         contenders[f"MLGPF {method} (float64)"] = compiled_step(model, (to_input_tensor(X_b), to_input_tensor(Y_b)))
         flops[f"MLGPF {method} (float64)"] = 3 * mlgpf_forward_flops(B, nnz_per_row, M, R, P, K, D, method == "s-linear")
+    add_autodiff_peer(AUTODIFF_PEER + " (float64)", tf.float64)
     if not args.no_slfm:
         Z = model.inducing_variable.Z.numpy()  # the LINEAR model's k-means Z
         slfm = build_slfm(X_train, Y_train, Z, P, K, model.loadings.numpy())
@@ -116,12 +182,14 @@ def main(argv=None):
         contenders["stock GPflow SLFM (float64)"] = compiled_step(slfm, data)
     if args.float32:
         gpflow.config.set_default_float(np.float32)
-        model32 = build_mlgpf(paper_config("s-linear", "bibtex"), X_train, Y_train)
+        model32 = build_mlgpf(paper_config("s-linear", "bibtex", **sizes), X_train, Y_train)
         contenders["MLGPF s-linear (float32)"] = compiled_step(
             model32, (to_input_tensor(X_b, tf.float32), to_input_tensor(Y_b, tf.float32))
         )
         float(contenders["MLGPF s-linear (float32)"]())  # trace while float32 is the default
         flops["MLGPF s-linear (float32)"] = flops["MLGPF s-linear (float64)"]
+        add_autodiff_peer(AUTODIFF_PEER + " (float32)", tf.float32)
+        float(contenders[AUTODIFF_PEER + " (float32)"]())
         gpflow.config.set_default_float(np.float64)
 
     for step in contenders.values():  # trace + warm up
@@ -140,7 +208,7 @@ def main(argv=None):
     reference = np.median(times["stock GPflow SLFM (float64)"]) if "stock GPflow SLFM (float64)" in times else None
     print(f"Bibtex, P={P}, M={M}, R={R}, |B|={B}, K={K}, D={D}; {args.repeats} interleaved steps each; medians")
     print(f"TF matmul rate in this run: float64 {matmul64:.1f} GFLOP/s, float32 {matmul32:.1f} GFLOP/s")
-    header = f"{'contender':32s} {'s/step':>8s} {'s/epoch':>8s} {'SLFM/this':>10s} {'GFLOP/s':>8s} {'% of matmul':>11s}"
+    header = f"{'contender':40s} {'s/step':>8s} {'s/epoch':>8s} {'SLFM/this':>10s} {'GFLOP/s':>8s} {'% of matmul':>11s}"
     print(header)
     print("-" * len(header))
     results = {}
@@ -151,9 +219,17 @@ def main(argv=None):
         ratio = reference / median if reference else None
         results[name] = {"seconds_per_step": median, "seconds_per_epoch": median * steps_per_epoch,
                          "speedup_vs_slfm": ratio, "gflops": gflops, "all_step_seconds": ts}
-        print(f"{name:32s} {median:8.3f} {median * steps_per_epoch:8.2f} "
+        print(f"{name:40s} {median:8.3f} {median * steps_per_epoch:8.2f} "
               f"{(f'{ratio:.2f}x' if ratio else '-'):>10s} {(f'{gflops:.1f}' if gflops else '-'):>8s} "
               f"{(f'{100 * gflops / peak:.0f}%' if gflops else '-'):>11s}")
+    for dtype in ("float64", "float32"):
+        peer = f"{AUTODIFF_PEER} ({dtype})"
+        if peer in results:
+            ratio = results[peer]["seconds_per_step"] / results[f"MLGPF s-linear ({dtype})"]["seconds_per_step"]
+            results[peer]["time_over_s_linear"] = ratio
+            print(f"{dtype}: the step with TensorFlow's Cholesky gradient takes {ratio:.2f}x the s-linear step's time "
+                  f"(bounds at the same parameters differ by {bound_differences[peer]:.2e})")
+            results[peer]["bound_difference"] = bound_differences[peer]
     print("paper Table 5 (Xeon E5-2667 v3): s-LINEAR 0.94 min/epoch = 56.4 s/epoch, LINEAR 58.2 s/epoch")
     out = {"matmul_gflops": {"float64": matmul64, "float32": matmul32}, "results": results}
     write_results({"dataset": "bibtex", "P": P, "M": M, "R": R, "batch_size": B, "K": K, "D": D,

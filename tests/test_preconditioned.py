@@ -383,3 +383,18 @@ def test_cholesky_inverse_and_logdet_refuses_non_square_input():
 
     with pytest.raises(ValueError, match=r"A must be a batch of square matrices"):
         cholesky_inverse_and_logdet(np.ones((3, 4)))
+
+
+def test_mlgpf_speed_benchmark_small_checks_its_cholesky_gradient_peer(run_python, dataset_path, tmp_path):
+    """``python -m benchmarks.mlgpf_speed --smoke``: every contender times a step, and the peer with TensorFlow's
+    own Cholesky gradient evaluates the same bound as the model at the same parameters."""
+    dataset_path("bibtex", "bibtex-train.arff.gz")
+    output = tmp_path / "speed.json"
+    run_python("-m", "benchmarks.mlgpf_speed", "--smoke", "--float32", "--output", output)
+    results = json.loads(output.read_text())["results"]
+    peers = [name for name in results if "TF Cholesky gradient" in name]
+    assert sorted(peers) == ["s-linear, TF Cholesky gradient (float32)", "s-linear, TF Cholesky gradient (float64)"]
+    for name in peers:
+        assert results[name]["bound_difference"] <= 1e-6 * 1e4  # the bound is O(1e4) here: equal to rounding
+        assert results[name]["time_over_s_linear"] > 0
+    assert all(row["seconds_per_step"] > 0 for row in results.values())

@@ -22,6 +22,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import gpflow
 import numpy as np
 import tensorflow as tf
@@ -122,11 +124,15 @@ def preconditioned_kl(Kmm: TensorType, q_mu: TensorType, q_sigma: TensorType) ->
     return _kl_from_factors(Kmm, q_mu, q_sigma, logdet, L_inv)
 
 
-def _inverse_factor_and_logdet(Kmm: tf.Tensor, q_sigma: TensorType) -> tuple[tf.Tensor, tf.Tensor]:
-    """L_p⁻¹ ``[P, M, M]`` and log|K + Σ_p| ``[P]`` with L_p = chol(K + Σ_p) (one batched Cholesky; the gradient
-    by triangular solves, :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`)."""
+def _inverse_factor_and_logdet(
+    Kmm: tf.Tensor,
+    q_sigma: TensorType,
+    inverse_and_logdet: Callable[[tf.Tensor], tuple[tf.Tensor, tf.Tensor]] = cholesky_inverse_and_logdet,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """L_p⁻¹ ``[P, M, M]`` and log|K + Σ_p| ``[P]`` with L_p = chol(K + Σ_p) (one batched Cholesky; by default the
+    gradient by triangular solves, :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`)."""
     K_plus_sigma = Kmm[None, :, :] + tf.linalg.diag(tf.transpose(q_sigma))  # [P, M, M]
-    return cholesky_inverse_and_logdet(K_plus_sigma)
+    return inverse_and_logdet(K_plus_sigma)
 
 
 def _kl_from_factors(
@@ -192,17 +198,25 @@ def preconditioned_conditional(
     "return[2]: [N, P]",
 )
 def preconditioned_kl_and_marginals(
-    Kmn: TensorType, Kmm: TensorType, Knn: TensorType, q_mu: TensorType, q_sigma: TensorType
+    Kmn: TensorType,
+    Kmm: TensorType,
+    Knn: TensorType,
+    q_mu: TensorType,
+    q_sigma: TensorType,
+    *,
+    inverse_and_logdet: Callable[[tf.Tensor], tuple[tf.Tensor, tf.Tensor]] = cholesky_inverse_and_logdet,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """:func:`preconditioned_kl` and the marginals of :func:`preconditioned_conditional` in one pass.
 
     Both need L_p = chol(K + Σ_p); the KL's trace term needs L_p⁻¹ anyway, so the marginal variances
     use V_p = L_p⁻¹ K_zx as a matrix product instead of a second batched triangular solve (the
     training step of MLGPF spends most of its time in these factorisations and their gradients).
+    ``inverse_and_logdet`` maps K + Σ_p [P, M, M] to (L_p⁻¹, log|K + Σ_p|) (default
+    :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`).
     """
     Kmm = tf.convert_to_tensor(Kmm)
     Kmn = tf.convert_to_tensor(Kmn)
-    L_inv, logdet = _inverse_factor_and_logdet(Kmm, q_sigma)  # [P, M, M], [P]
+    L_inv, logdet = _inverse_factor_and_logdet(Kmm, q_sigma, inverse_and_logdet)  # [P, M, M], [P]
     kl = _kl_from_factors(Kmm, q_mu, q_sigma, logdet, L_inv)
     mean = tf.matmul(Kmn, q_mu, transpose_a=True)  # [N, P]
     V = tf.einsum("pij,jn->pin", L_inv, Kmn)  # [P, M, N] = L_p⁻¹ K_zx
