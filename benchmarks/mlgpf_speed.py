@@ -87,18 +87,18 @@ def autodiff_cholesky_inverse_and_logdet(A):
 
 def autodiff_cholesky_step(model, data):
     """``(bound, step)``: the model's bound (eq. 23) with TensorFlow's own Cholesky and triangular-solve gradients,
-    and one compiled Adam step (1e-3) on it, as functions of no arguments (the gradient's peer)."""
+    and one compiled training step of ``fit`` (Adam 1e-3) on it, as functions of no arguments (the gradient's
+    peer)."""
+    from benchmarks.common import compiled_training_step
+
     import tensorflow as tf
     from gpflow.keras import tf_keras
 
     from gpflow_ext.covariances import inducing_covariances
     from gpflow_ext.variational import preconditioned_kl_and_marginals
 
-    X, Y = data
-    variables = model.trainable_variables
-    optimizer = tf_keras.optimizers.Adam(1e-3)
-
-    def bound():
+    def bound(batch):
+        X, Y = batch
         inputs = model._as_inputs(X, "X")
         Kmm, Kmn, Knn = inducing_covariances(model.inducing_variable, model.kernel, inputs)
         kl, f_mean, f_var = preconditioned_kl_and_marginals(
@@ -108,14 +108,15 @@ def autodiff_cholesky_step(model, data):
         scale = tf.cast(model.num_data, kl.dtype) / tf.cast(tf.shape(f_mean)[0], kl.dtype)
         return tf.reduce_sum(model._expected_log_likelihood(inputs, f_mean, f_var, Y)) * scale - kl
 
-    @tf.function
-    def step():
-        with tf.GradientTape() as tape:
-            loss = -bound()
-        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
-        return loss
+    class PeerObjective(tf.Module):
+        """``training_loss(batch)``: minus the bound above, over the model's own variables."""
 
-    return tf.function(bound), step
+        def training_loss(self, batch):
+            return -bound(batch)
+
+    step = compiled_training_step(PeerObjective(), tf_keras.optimizers.Adam(1e-3),
+                                  variables=list(model.trainable_variables))
+    return tf.function(lambda: bound(data)), lambda: step(data)
 
 
 def compiled_step(model, data):
