@@ -221,6 +221,38 @@ def test_model_rejects_bad_input():
         PreconditionedSVGP(gpflow.kernels.Linear(), "gaussian", X[:4])
     with pytest.raises(ValueError, match="num_data"):
         PreconditionedSVGP(gpflow.kernels.Linear(), gpflow.likelihoods.Gaussian(), X[:4], num_data=0)
+    with pytest.raises(TypeError, match="inverse_and_logdet"):
+        PreconditionedSVGP(gpflow.kernels.Linear(), gpflow.likelihoods.Gaussian(), X[:4], inverse_and_logdet="tf")
+
+
+def _autodiff_inverse_and_logdet(A):
+    """(L⁻¹, log|A|) through ``cholesky`` and ``triangular_solve``, differentiated by TensorFlow."""
+    L = tf.linalg.cholesky(A)
+    eye = tf.eye(tf.shape(A)[-1], batch_shape=tf.shape(A)[:-2], dtype=A.dtype)
+    return tf.linalg.triangular_solve(L, eye, lower=True), 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(L)), -1)
+
+
+def test_model_with_its_own_factorisation_has_the_same_bound_and_gradients():
+    """``inverse_and_logdet`` changes how K + Σ_p is differentiated, not the bound: a model built with TensorFlow's
+    own Cholesky gradient has the default model's ELBO, prior KL and gradients; deepcopy keeps the choice."""
+    rng = np.random.default_rng(9)
+    X, Y = rng.normal(size=(40, 6)), rng.normal(size=(40, 2))
+    base = _model(X)
+    twin = PreconditionedSVGP(
+        base.kernel, base.likelihood, base.inducing_variable, num_data=400, num_latent_gps=2,
+        q_mu=base.q_mu.numpy(), q_sigma=base.q_sigma.numpy(), inverse_and_logdet=_autodiff_inverse_and_logdet,
+    )
+    models = [base, twin]
+    values, grads = [], []
+    for model in models:
+        with tf.GradientTape() as tape:
+            elbo = model.elbo((X, Y))
+        values.append((elbo.numpy(), model.prior_kl().numpy()))
+        grads.append(tape.gradient(elbo, [model.q.q_mu.unconstrained_variable, model.q.q_sigma.unconstrained_variable]))
+    np.testing.assert_allclose(values[1], values[0], rtol=1e-12)
+    for g, g_ref in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(g.numpy(), g_ref.numpy(), rtol=1e-8, atol=1e-10)
+    assert gpflow.utilities.deepcopy(twin).q.inverse_and_logdet is _autodiff_inverse_and_logdet
 
 
 class _StepObjectives(Callback):

@@ -10,6 +10,10 @@ d_p = 1 / (σ² + Σ_p) [R]:
     KL_p = ½ σ² ‖μ_p‖² − ½ σ² Σ_r d_pr + ½ Σ_r log(σ² + Σ_pr) − ½ Σ_r log Σ_pr,
 
 exactly eq. 9-10 with a diagonal K: O(B·R·P) per step and no factorisation at all.
+
+``prior_kl`` and ``kl_and_marginals`` take ``inverse_and_logdet`` (the q(u)'s
+:attr:`~gpflow_ext.variational.PreconditionedGaussian.inverse_and_logdet`): how the generic path factorises
+K + Σ_p and differentiates that factorisation. The diagonal path has nothing to factorise and ignores it.
 """
 
 from typing import Any
@@ -22,7 +26,9 @@ from gpflow.utilities import Dispatcher
 
 from ..covariances.subspace import Kff, inducing_covariances, project_inputs
 from ..inducing_variables.basis import BasisInducingPoints
+from ..utilities import cholesky_inverse_and_logdet
 from ..variational.preconditioned import (
+    InverseAndLogdet,
     preconditioned_conditional,
     preconditioned_kl,
     preconditioned_kl_and_marginals,
@@ -31,9 +37,11 @@ from ..variational.preconditioned import (
 __all__ = ["prior_kl", "kl_and_marginals", "marginals"]
 
 # Each dispatches on (inducing variable, kernel); the other arguments are keywords.
-#: ``prior_kl(inducing_variable, kernel, *, q_mu, q_sigma) -> Σ_p KL[q(u_p) ‖ p(u_p)]`` (eq. 10).
+#: ``prior_kl(inducing_variable, kernel, *, q_mu, q_sigma[, inverse_and_logdet]) -> Σ_p KL[q(u_p) ‖ p(u_p)]``
+#: (eq. 10).
 prior_kl = Dispatcher("preconditioned_prior_kl")
-#: ``kl_and_marginals(inducing_variable, kernel, *, X, q_mu, q_sigma) -> (KL, mean [B, P], var [B, P])``.
+#: ``kl_and_marginals(inducing_variable, kernel, *, X, q_mu, q_sigma[, inverse_and_logdet])
+#: -> (KL, mean [B, P], var [B, P])``.
 kl_and_marginals = Dispatcher("preconditioned_kl_and_marginals")
 #: ``marginals(inducing_variable, kernel, *, X, q_mu, q_sigma, full_cov) -> (mean [N, P], var)`` (eq. 9).
 marginals = Dispatcher("preconditioned_marginals")
@@ -41,16 +49,29 @@ marginals = Dispatcher("preconditioned_marginals")
 
 # -- any inducing variable and kernel: dense K_ZZ and one batched Cholesky of K + Σ_p --------------
 @prior_kl.register(InducingVariables, Kernel)
-def _prior_kl_dense(inducing_variable: Any, kernel: Kernel, *, q_mu: tf.Tensor, q_sigma: tf.Tensor) -> tf.Tensor:
-    return preconditioned_kl(Kuu(inducing_variable, kernel), q_mu, q_sigma)
+def _prior_kl_dense(
+    inducing_variable: Any,
+    kernel: Kernel,
+    *,
+    q_mu: tf.Tensor,
+    q_sigma: tf.Tensor,
+    inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
+) -> tf.Tensor:
+    return preconditioned_kl(Kuu(inducing_variable, kernel), q_mu, q_sigma, inverse_and_logdet=inverse_and_logdet)
 
 
 @kl_and_marginals.register(InducingVariables, Kernel)
 def _kl_and_marginals_dense(
-    inducing_variable: Any, kernel: Kernel, *, X: Any, q_mu: tf.Tensor, q_sigma: tf.Tensor
+    inducing_variable: Any,
+    kernel: Kernel,
+    *,
+    X: Any,
+    q_mu: tf.Tensor,
+    q_sigma: tf.Tensor,
+    inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     Kmm, Kmn, Knn = inducing_covariances(inducing_variable, kernel, X)
-    return preconditioned_kl_and_marginals(Kmn, Kmm, Knn, q_mu, q_sigma)
+    return preconditioned_kl_and_marginals(Kmn, Kmm, Knn, q_mu, q_sigma, inverse_and_logdet=inverse_and_logdet)
 
 
 @marginals.register(InducingVariables, Kernel)
@@ -85,14 +106,25 @@ def _diagonal_marginals(
 
 @prior_kl.register(BasisInducingPoints, Linear)
 def _prior_kl_basis_linear(
-    inducing_variable: BasisInducingPoints, kernel: Linear, *, q_mu: tf.Tensor, q_sigma: tf.Tensor
+    inducing_variable: BasisInducingPoints,
+    kernel: Linear,
+    *,
+    q_mu: tf.Tensor,
+    q_sigma: tf.Tensor,
+    inverse_and_logdet: InverseAndLogdet | None = None,
 ) -> tf.Tensor:
     return _diagonal_kl(tf.convert_to_tensor(kernel.variance), q_mu, q_sigma)
 
 
 @kl_and_marginals.register(BasisInducingPoints, Linear)
 def _kl_and_marginals_basis_linear(
-    inducing_variable: BasisInducingPoints, kernel: Linear, *, X: Any, q_mu: tf.Tensor, q_sigma: tf.Tensor
+    inducing_variable: BasisInducingPoints,
+    kernel: Linear,
+    *,
+    X: Any,
+    q_mu: tf.Tensor,
+    q_sigma: tf.Tensor,
+    inverse_and_logdet: InverseAndLogdet | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     mean, var = _diagonal_marginals(inducing_variable, kernel, X=X, q_mu=q_mu, q_sigma=q_sigma)
     return _diagonal_kl(tf.convert_to_tensor(kernel.variance), q_mu, q_sigma), mean, var

@@ -41,7 +41,7 @@ from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabe
 from ..likelihoods.multilabel_dense import dense_multilabel_expected_log_likelihood
 from ..metrics import ranking_metrics
 from ..randomness import noise_seed_and_rows, row_uniform
-from ..utilities import to_input_tensor
+from ..utilities import cholesky_inverse_and_logdet, to_input_tensor
 from ..validation import (
     check_data_tuple,
     check_multilabel_data,
@@ -49,6 +49,7 @@ from ..validation import (
     check_training_data,
     inducing_input_dim,
 )
+from ..variational.preconditioned import InverseAndLogdet
 from .preconditioned_svgp import PreconditionedSVGP
 
 __all__ = ["MLGPF"]
@@ -91,6 +92,8 @@ class MLGPF(PreconditionedSVGP):
     :param q_mu: initial μ [M, P] of the preconditioned q(u_p).
     :param q_sigma: initial Σ-diagonals [M, P] of the preconditioned q(u_p).
     :param sigma_floor: lower bound on Σ entries (the paper's 1e-6).
+    :param inverse_and_logdet: how K + Σ_p is factorised and differentiated (see
+        :class:`~gpflow_ext.models.PreconditionedSVGP`).
     :param num_gauss_hermite_points: quadrature points for the 1-D expectations (eq. 21).
     :param seed: seeds Φ's initialisation and, outside ``fit``, the negative-label sampler (under ``fit``
         the draws are keyed by fit's seed, the step and the row index: :mod:`gpflow_ext.randomness`).
@@ -122,6 +125,7 @@ class MLGPF(PreconditionedSVGP):
         num_gauss_hermite_points: int = DEFAULT_NUM_GAUSS_HERMITE_POINTS,
         seed: int = 0,
         independent_labels: bool = False,
+        inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
     ) -> None:
         if not isinstance(kernel, gpflow.kernels.Kernel):
             raise TypeError(f"kernel must be a gpflow.kernels.Kernel, got {type(kernel).__name__}")
@@ -150,6 +154,7 @@ class MLGPF(PreconditionedSVGP):
             sigma_floor=sigma_floor,
             q_mu=q_mu,
             q_sigma=q_sigma,
+            inverse_and_logdet=inverse_and_logdet,
         )
         self.num_labels = int(num_labels)
         if num_negative_samples is not None and num_negative_samples >= num_labels:

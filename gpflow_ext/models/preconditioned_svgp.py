@@ -35,7 +35,7 @@ from gpflow.models.util import inducingpoint_wrapper
 
 from ..conditionals import preconditioned as preconditioned_moments
 from ..inducing_variables.subspace import SubspaceInducingPoints
-from ..utilities import to_input_tensor
+from ..utilities import cholesky_inverse_and_logdet, to_input_tensor
 from ..validation import (
     check_positive_int,
     check_positive_number,
@@ -43,7 +43,7 @@ from ..validation import (
     check_training_data,
     inducing_input_dim,
 )
-from ..variational.preconditioned import PreconditionedGaussian
+from ..variational.preconditioned import InverseAndLogdet, PreconditionedGaussian
 
 __all__ = ["PreconditionedSVGP"]
 
@@ -73,6 +73,8 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
     :param sigma_floor: floor of the Σ diagonals.
     :param q_mu: optional initial μ [M, P].
     :param q_sigma: optional initial Σ diagonals [M, P].
+    :param inverse_and_logdet: how K + Σ_p is factorised and differentiated
+        (:class:`~gpflow_ext.variational.PreconditionedGaussian`; default triangular-solve gradients).
 
     Inputs X may be dense ``[N, D]`` arrays/tensors or ``tf.SparseTensor`` / ``scipy.sparse``
     (with subspace inducing inputs and the kernels they support).
@@ -90,6 +92,7 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         sigma_floor: float = 1e-6,
         q_mu: Any | None = None,
         q_sigma: Any | None = None,
+        inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
     ):
         if not isinstance(kernel, Kernel):
             raise TypeError(f"`kernel` must be a gpflow.kernels.Kernel, got {type(kernel).__name__}")
@@ -107,6 +110,7 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
             sigma_floor=sigma_floor,
             q_mu=q_mu,
             q_sigma=q_sigma,
+            inverse_and_logdet=inverse_and_logdet,
         )
 
     @property
@@ -152,7 +156,11 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
     def prior_kl(self) -> tf.Tensor:
         """Σ_p KL[q(u_p) ‖ p(u_p)] (eq. 10), from the Cholesky of K + Σ_p only."""
         return preconditioned_moments.prior_kl(
-            self.inducing_variable, self.kernel, q_mu=self.q.q_mu, q_sigma=self.q.q_sigma
+            self.inducing_variable,
+            self.kernel,
+            q_mu=self.q.q_mu,
+            q_sigma=self.q.q_sigma,
+            inverse_and_logdet=self.q.inverse_and_logdet,
         )
 
     @check_shapes("return: []")
@@ -165,7 +173,12 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         X, Y = data
         X = self._as_inputs(X, "X")
         kl, f_mean, f_var = preconditioned_moments.kl_and_marginals(
-            self.inducing_variable, self.kernel, X=X, q_mu=self.q.q_mu, q_sigma=self.q.q_sigma
+            self.inducing_variable,
+            self.kernel,
+            X=X,
+            q_mu=self.q.q_mu,
+            q_sigma=self.q.q_sigma,
+            inverse_and_logdet=self.q.inverse_and_logdet,
         )  # [], [B, P], [B, P]: one factorisation shared by the KL and the marginals
         f_mean = self._add_mean_function(X, f_mean)
         var_exp = self._expected_log_likelihood(X, f_mean, f_var, Y)  # [B]

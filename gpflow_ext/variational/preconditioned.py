@@ -34,6 +34,9 @@ from gpflow.utilities import positive
 from ..utilities import cholesky_inverse_and_logdet
 from ..validation import check_positive_int, check_positive_number
 
+#: ``inverse_and_logdet(A [..., M, M]) -> (L⁻¹ [..., M, M], log|A| [...])`` with L = chol(A).
+InverseAndLogdet = Callable[[tf.Tensor], tuple[tf.Tensor, tf.Tensor]]
+
 __all__ = [
     "PreconditionedGaussian",
     "preconditioned_kl",
@@ -52,6 +55,9 @@ class PreconditionedGaussian(gpflow.Module):
     :param sigma_floor: lower bound of every Σ entry (softplus + shift), keeps K + Σ invertible.
     :param q_mu: initial μ [M, P] (default zeros: m = 0).
     :param q_sigma: initial Σ diagonals [M, P] (default ones); must exceed ``sigma_floor``.
+    :param inverse_and_logdet: maps K + Σ_p ``[P, M, M]`` to (L_p⁻¹, log|K + Σ_p|) for the KL and the
+        marginals (default :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`, whose gradient is three
+        triangular solves; any function of that signature, e.g. one TensorFlow differentiates itself).
     """
 
     def __init__(
@@ -62,8 +68,15 @@ class PreconditionedGaussian(gpflow.Module):
         q_mu: TensorType | None = None,
         q_sigma: TensorType | None = None,
         name: str | None = None,
+        *,
+        inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
     ):
         super().__init__(name=name)
+        if not callable(inverse_and_logdet):
+            raise TypeError(
+                "`inverse_and_logdet` must be a function A [..., M, M] -> (chol(A)⁻¹, log|A|), "
+                f"got {type(inverse_and_logdet).__name__}"
+            )
         num_inducing = check_positive_int(num_inducing, "num_inducing")
         num_latent_gps = check_positive_int(num_latent_gps, "num_latent_gps")
         check_positive_number(sigma_floor, "sigma_floor", "a positive finite float")
@@ -79,6 +92,7 @@ class PreconditionedGaussian(gpflow.Module):
             raise ValueError(f"`q_sigma` entries must exceed sigma_floor={sigma_floor}, min is {q_sigma.min()}")
         self.num_inducing, self.num_latent_gps = shape
         self.sigma_floor = float(sigma_floor)
+        self.inverse_and_logdet = inverse_and_logdet
         self.q_mu = Parameter(q_mu, dtype=gpflow.default_float(), name="q_mu")  # [M, P]
         self.q_sigma = Parameter(
             q_sigma, transform=positive(lower=sigma_floor), dtype=gpflow.default_float(), name="q_sigma"
@@ -86,7 +100,7 @@ class PreconditionedGaussian(gpflow.Module):
 
     def kl(self, Kmm: TensorType) -> tf.Tensor:
         """KL[q(u) ‖ p(u)] summed over the P latent GPs (eq. 10)."""
-        return preconditioned_kl(Kmm, self.q_mu, self.q_sigma)
+        return preconditioned_kl(Kmm, self.q_mu, self.q_sigma, inverse_and_logdet=self.inverse_and_logdet)
 
     def conditional(
         self, Kmn: TensorType, Kmm: TensorType, Knn: TensorType, full_cov: bool = False
@@ -102,8 +116,12 @@ class PreconditionedGaussian(gpflow.Module):
 )
 def _cholesky_K_plus_sigma(Kmm: TensorType, q_sigma: TensorType) -> tf.Tensor:
     """L_p = chol(K + diag(σ_p)) for all p at once (one batched Cholesky)."""
-    K_plus_sigma = Kmm[None, :, :] + tf.linalg.diag(tf.transpose(q_sigma))  # [P, M, M]
-    return tf.linalg.cholesky(K_plus_sigma)  # [P, M, M]
+    return tf.linalg.cholesky(_K_plus_sigma(Kmm, q_sigma))  # [P, M, M]
+
+
+def _K_plus_sigma(Kmm: TensorType, q_sigma: TensorType) -> tf.Tensor:
+    """K + diag(σ_p) [P, M, M] for every latent GP p."""
+    return Kmm[None, :, :] + tf.linalg.diag(tf.transpose(q_sigma))  # [P, M, M]
 
 
 @check_shapes(
@@ -112,27 +130,22 @@ def _cholesky_K_plus_sigma(Kmm: TensorType, q_sigma: TensorType) -> tf.Tensor:
     "q_sigma: [M, P]",
     "return: []",
 )
-def preconditioned_kl(Kmm: TensorType, q_mu: TensorType, q_sigma: TensorType) -> tf.Tensor:
+def preconditioned_kl(
+    Kmm: TensorType,
+    q_mu: TensorType,
+    q_sigma: TensorType,
+    *,
+    inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
+) -> tf.Tensor:
     """KL[q(u) ‖ p(u)] = Σ_p ½ μ_pᵀKμ_p − ½ tr((K+Σ_p)⁻¹K) + ½ log|K+Σ_p| − ½ log|Σ_p|  (eq. 10).
 
     Only the Cholesky factors of K + Σ_p are needed (never of K).  The trace uses
     (K+Σ)⁻¹K = I − (K+Σ)⁻¹Σ, so tr = M − Σ_i σ_i [(K+Σ)⁻¹]_ii with the diagonal of the inverse read
-    off L⁻¹.  Cost O(P M³).
+    off L⁻¹.  Cost O(P M³).  ``inverse_and_logdet`` as in :func:`preconditioned_kl_and_marginals`.
     """
     Kmm = tf.convert_to_tensor(Kmm)
-    L_inv, logdet = _inverse_factor_and_logdet(Kmm, q_sigma)  # [P, M, M], [P]
+    L_inv, logdet = inverse_and_logdet(_K_plus_sigma(Kmm, q_sigma))  # [P, M, M], [P]
     return _kl_from_factors(Kmm, q_mu, q_sigma, logdet, L_inv)
-
-
-def _inverse_factor_and_logdet(
-    Kmm: tf.Tensor,
-    q_sigma: TensorType,
-    inverse_and_logdet: Callable[[tf.Tensor], tuple[tf.Tensor, tf.Tensor]] = cholesky_inverse_and_logdet,
-) -> tuple[tf.Tensor, tf.Tensor]:
-    """L_p⁻¹ ``[P, M, M]`` and log|K + Σ_p| ``[P]`` with L_p = chol(K + Σ_p) (one batched Cholesky; by default the
-    gradient by triangular solves, :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`)."""
-    K_plus_sigma = Kmm[None, :, :] + tf.linalg.diag(tf.transpose(q_sigma))  # [P, M, M]
-    return inverse_and_logdet(K_plus_sigma)
 
 
 def _kl_from_factors(
@@ -204,7 +217,7 @@ def preconditioned_kl_and_marginals(
     q_mu: TensorType,
     q_sigma: TensorType,
     *,
-    inverse_and_logdet: Callable[[tf.Tensor], tuple[tf.Tensor, tf.Tensor]] = cholesky_inverse_and_logdet,
+    inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """:func:`preconditioned_kl` and the marginals of :func:`preconditioned_conditional` in one pass.
 
@@ -216,7 +229,7 @@ def preconditioned_kl_and_marginals(
     """
     Kmm = tf.convert_to_tensor(Kmm)
     Kmn = tf.convert_to_tensor(Kmn)
-    L_inv, logdet = _inverse_factor_and_logdet(Kmm, q_sigma, inverse_and_logdet)  # [P, M, M], [P]
+    L_inv, logdet = inverse_and_logdet(_K_plus_sigma(Kmm, q_sigma))  # [P, M, M], [P]
     kl = _kl_from_factors(Kmm, q_mu, q_sigma, logdet, L_inv)
     mean = tf.matmul(Kmn, q_mu, transpose_a=True)  # [N, P]
     V = tf.einsum("pij,jn->pin", L_inv, Kmn)  # [P, M, N] = L_p⁻¹ K_zx
