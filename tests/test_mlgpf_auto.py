@@ -167,6 +167,43 @@ def test_select_resolves_per_split_and_reuses_an_identical_fit(monkeypatch):
         select(X, Y, [{**auto, "tuning_extensions": 2}], kfold_splits(X.shape[0], 2), run=fake_run, previous=older)
 
 
+def test_min_steps_raises_epochs_by_the_rows_and_resolved_fits_are_reused():
+    """``min_steps`` is a rule in N: epochs = max(epochs, ceil(min_steps / ceil(N / B))). A candidate whose rule
+    leaves the epochs as they are is the same computation as the candidate without it (reused, also from a file);
+    one that adds epochs is trained for them and scored once, after the last."""
+    config = configs.RECIPES["label-gps"]("s-linear", "bibtex", epochs=100, batch_size=500, min_steps=1000)
+    assert config.with_min_steps(645).epochs == 500 and config.with_min_steps(645).min_steps is None
+    assert config.with_min_steps(4880).epochs == 100  # 10 steps per epoch: already 1000 steps
+    assert config.with_min_steps(5001).epochs == 100 and config.with_min_steps(4999).epochs == 100
+    assert configs.epochs_for_min_steps(3, 10, 7, 2) == 3 and configs.epochs_for_min_steps(2, 10, 7, 2) == 3
+    assert dataclasses.replace(config, min_steps=None).with_min_steps(645).epochs == 100
+    with pytest.raises(ValueError, match="min_steps"):
+        configs.RECIPES["label-gps"]("s-linear", "bibtex", min_steps=0)
+    with pytest.raises(ValueError, match="num_rows"):
+        config.with_min_steps(0)
+    (X, Y), _ = _problem(rows=120)
+    resolved, _ = resolve_config(dataclasses.replace(config, batch_size=50), X, Y)
+    steps_per_epoch = -(-X.shape[0] // 50)
+    assert resolved.epochs == -(-1000 // steps_per_epoch) and resolved.min_steps is None
+
+    fits = []
+
+    def fake_run(config, train, held_out, progress=False):
+        fits.append((config.epochs, config.eval_every, config.min_steps))
+        return {"P@1": float(config.epochs), "P@3": 0.0, "P@5": 0.0}
+
+    base = {"kernel_variance": 2.0, "rank": 20, "batch_size": 30, "epochs": 4}  # 60 fit rows: 2 steps per epoch
+    splits = kfold_splits(X.shape[0], 2)
+    out = select(X, Y, [base, {**base, "min_steps": 8}, {**base, "min_steps": 20}], splits, run=fake_run)
+    assert fits == [(4, 4, None), (10, 10, None)] * 2  # min_steps 8 = 4 epochs: reused; 20 steps = 10 epochs
+    assert [c["P@1 mean"] for c in out["candidates"]] == [4.0, 4.0, 10.0]
+    assert out["candidates"][2]["config"]["min_steps"] == 20  # the file records the rule, not its epochs
+    fits.clear()
+    renamed = {"candidates": [{**row, "name": "x"} for row in out["candidates"]]}
+    again = select(X, Y, [{**base, "min_steps": 20}, base], splits, run=fake_run, previous=renamed)
+    assert fits == [] and [c["P@1 mean"] for c in again["candidates"]] == [10.0, 4.0]
+
+
 def test_rank_across_datasets_averages_ranks_and_breaks_ties_by_order():
     def outcome(p1, p3):
         return {"complete": True, "candidates": [

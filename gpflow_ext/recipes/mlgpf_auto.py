@@ -214,11 +214,14 @@ def grid_end(chosen: float, grid: Sequence[float]) -> str | None:
 
 
 def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, dict[str, Any] | None]:
-    """``(config, None)`` when ``config.kernel_variance_grid`` is None; else σ² chosen by
-    :func:`tune_kernel_variance` on the training rows ``(X, Y)`` (as read: the config's ``input_transform`` is
-    fitted inside each inner fold) and ``(config with kernel_variance = σ² and no grid, record)``."""
+    """The config as trained on the training rows ``(X, Y)``: ``min_steps`` turned into epochs
+    (:meth:`~gpflow_ext.recipes.mlgpf_config.MLGPFConfig.with_min_steps`) and, when ``config.kernel_variance_grid``
+    is set, σ² chosen by :func:`tune_kernel_variance` on those rows (as read: the config's ``input_transform`` is
+    fitted inside each inner fold). Returns ``(config with kernel_variance = σ² and no grid, record)``, or
+    ``(config, None)`` when there is no grid."""
     if not isinstance(config, MLGPFConfig):
         raise TypeError(f"config must be an MLGPFConfig, got {type(config).__name__}")
+    config = config.with_min_steps(X.shape[0])
     if config.kernel_variance_grid is None:
         return config, None
     record = tune_kernel_variance(

@@ -20,6 +20,7 @@ __all__ = [
     "DATASET_SETTINGS",
     "parse_method",
     "MLGPFConfig",
+    "epochs_for_min_steps",
     "paper_config",
     "tfidf_config",
     "label_gps_config",
@@ -86,6 +87,9 @@ class MLGPFConfig:
     :param tuning_folds: K of the inner K-fold cross-validation that chooses σ² from ``kernel_variance_grid``.
     :param tuning_extensions: how many σ² values may be added past an end of ``kernel_variance_grid`` that the
         inner cross-validation chooses, one step of the grid's ratio at a time (0: the grid as given).
+    :param min_steps: train for at least this many optimiser steps: on N training rows ``epochs`` is raised to
+        ceil(min_steps / ceil(N / batch_size)) where it is fewer (:meth:`with_min_steps`, applied by
+        :func:`gpflow_ext.recipes.mlgpf_auto.resolve_config`); ``None``: ``epochs`` as given.
     """
 
     kernel: str = "linear"
@@ -110,6 +114,7 @@ class MLGPFConfig:
     kernel_variance_grid: tuple[float, ...] | None = None
     tuning_folds: int = 3
     tuning_extensions: int = 0
+    min_steps: int | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -132,6 +137,7 @@ class MLGPFConfig:
         if self.tuning_folds < 2:
             raise ValueError(f"tuning_folds must be at least 2, got {self.tuning_folds}")
         check_positive_int(self.tuning_extensions, "tuning_extensions", minimum=0)
+        check_positive_int(self.min_steps, "min_steps", allow_none=True)
         if self.input_transform is not None and not callable(self.input_transform):
             raise TypeError(f"input_transform must be callable or None, got {type(self.input_transform).__name__}")
 
@@ -141,12 +147,27 @@ class MLGPFConfig:
         prefix = ("s" if self.subspace else "") + ("" if self.train_inducing else "f")
         return f"{prefix}-{self.kernel}" if prefix else self.kernel
 
+    def with_min_steps(self, num_rows: int) -> "MLGPFConfig":
+        """This config for ``num_rows`` training rows with ``min_steps`` turned into epochs (and set to None):
+        ``epochs`` = max(epochs, ceil(min_steps / ceil(num_rows / batch_size)))."""
+        num_rows = check_positive_int(num_rows, "num_rows")
+        if self.min_steps is None:
+            return self
+        epochs = epochs_for_min_steps(self.epochs, self.min_steps, num_rows, self.batch_size)
+        return dataclasses.replace(self, epochs=epochs, min_steps=None)
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON-ready fields (all but ``input_transform``, which is given by name)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "input_transform"}
         transform = self.input_transform
         out["input_transform"] = None if transform is None else getattr(transform, "__name__", repr(transform))
         return out
+
+
+def epochs_for_min_steps(epochs: int, min_steps: int, num_rows: int, batch_size: int) -> int:
+    """max(epochs, ceil(min_steps / ceil(num_rows / batch_size))): the epochs that make at least ``min_steps``
+    steps of ``batch_size`` rows over ``num_rows`` rows."""
+    return max(int(epochs), -(-int(min_steps) // -(-int(num_rows) // int(batch_size))))
 
 
 def paper_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: Any) -> MLGPFConfig:

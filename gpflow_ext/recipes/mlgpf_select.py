@@ -22,7 +22,7 @@ import numpy as np
 
 from .mlgpf import run_mlgpf
 from .mlgpf_auto import grid_end, resolve_config
-from .mlgpf_config import RECIPES, MLGPFConfig
+from .mlgpf_config import RECIPES, MLGPFConfig, epochs_for_min_steps
 
 __all__ = [
     "ALIASES",
@@ -237,11 +237,10 @@ def select(
         for score in row.get("splits", []):
             sizes = (score["split"], score["n_fit"], score["n_held_out"])
             reuse[(_key(row["config"]), *sizes)] = score
-            if "tuning" in score:  # a self-tuning candidate's fit: its config resolved on that split
-                as_fit = {**row["config"], "kernel_variance": score["tuning"]["chosen"], "kernel_variance_grid": None}
-                fits[(_key(as_fit), *sizes)] = {k: v for k, v in score.items() if k != "tuning"}
-            else:
-                fits[(_key(row["config"]), *sizes)] = score
+            as_fit = _with_min_steps(row["config"], score["n_fit"])  # its config resolved on that split
+            if "tuning" in score:  # a self-tuning candidate's fit
+                as_fit = {**as_fit, "kernel_variance": score["tuning"]["chosen"], "kernel_variance_grid": None}
+            fits[(_key(as_fit), *sizes)] = {k: v for k, v in score.items() if k != "tuning"}
 
     def outcome(complete: bool) -> dict[str, Any]:
         # a snapshot: later fits do not change an outcome already handed out
@@ -265,11 +264,14 @@ def select(
             tuning: dict[str, Any] | None
             if earlier is not None and "tuning" in earlier:  # this candidate's own earlier fit: no second tuning
                 resolved = dataclasses.replace(
-                    config, kernel_variance=earlier["tuning"]["chosen"], kernel_variance_grid=None
+                    config.with_min_steps(len(fit_rows)),
+                    kernel_variance=earlier["tuning"]["chosen"],
+                    kernel_variance_grid=None,
                 )
                 tuning = earlier["tuning"]
             else:
                 resolved, tuning = resolve_config(config, X[fit_rows], Y[fit_rows])
+            resolved = dataclasses.replace(resolved, eval_every=resolved.epochs)  # min_steps may add epochs
             key = (_key(resolved.as_dict()), *sizes)
             score = earlier or fits.get(key)
             reused = score is not None
@@ -305,12 +307,24 @@ def select(
     return outcome(True)
 
 
+def _with_min_steps(config: dict[str, Any], num_rows: int) -> dict[str, Any]:
+    """A stored config (``as_dict``) as trained on ``num_rows`` rows: ``min_steps`` in its epochs, as in
+    :meth:`~gpflow_ext.recipes.mlgpf_config.MLGPFConfig.with_min_steps`, and scored once after the last epoch."""
+    if config.get("min_steps") is None:
+        return config
+    epochs = epochs_for_min_steps(config["epochs"], config["min_steps"], num_rows, config["batch_size"])
+    return {**config, "epochs": epochs, "eval_every": epochs, "min_steps": None}
+
+
 def _key(config: dict[str, Any]) -> str:
     """The config as text, the same for the same computation: the tuning fields are left out when no σ² grid is
-    set (as in files written before they existed), and a grid's ``tuning_extensions`` is 0 when absent (files
-    written before it existed extended nothing)."""
+    set (as in files written before they existed), a grid's ``tuning_extensions`` is 0 when absent (files
+    written before it existed extended nothing), and ``min_steps`` is left out when None (a resolved config has
+    it in its epochs)."""
     import json
 
+    if config.get("min_steps") is None:
+        config = {k: v for k, v in config.items() if k != "min_steps"}
     if config.get("kernel_variance_grid") is None:
         config = {
             k: v for k, v in config.items() if k not in ("kernel_variance_grid", "tuning_folds", "tuning_extensions")
