@@ -204,6 +204,40 @@ def test_min_steps_raises_epochs_by_the_rows_and_resolved_fits_are_reused():
     assert fits == [] and [c["P@1 mean"] for c in again["candidates"]] == [10.0, 4.0]
 
 
+def test_select_tunes_once_per_split_for_candidates_that_differ_only_in_training(monkeypatch):
+    """Two self-tuning candidates with the same grid, folds, seed, rank and transform share one inner
+    cross-validation per split (in the run and from a file); another grid is tuned on its own."""
+    import gpflow_ext.recipes.mlgpf_select as selection
+
+    (X, Y), _ = _problem()
+    tuned = []
+
+    def counting_resolve(config, X, Y):
+        if config.kernel_variance_grid is not None:
+            tuned.append(config.kernel_variance_grid)
+        return resolve_config(config, X, Y)
+
+    def fake_run(config, train, held_out, progress=False):
+        return {"P@1": config.kernel_variance + config.epochs, "P@3": 0.0, "P@5": 0.0}
+
+    monkeypatch.setattr(selection, "resolve_config", counting_resolve)
+    auto = {"recipe": "label-gps-auto", "kernel_variance_grid": (0.5, 4.0), "rank": 20, "batch_size": 50,
+            "epochs": 2, "float32": False}
+    splits = kfold_splits(X.shape[0], 2)
+    out = select(X, Y, [auto, {**auto, "min_steps": 20}], splits, run=fake_run)
+    assert tuned == [(0.5, 4.0)] * 2  # once per split
+    first, second = out["candidates"]
+    for a, b in zip(first["splits"], second["splits"]):
+        epochs = configs.epochs_for_min_steps(2, 20, a["n_fit"], 50)
+        assert a["tuning"] == b["tuning"] and b["P@1"] - a["P@1"] == epochs - 2 > 0  # same σ², more epochs
+    tuned.clear()
+    again = select(X, Y, [{**auto, "epochs": 3}, {**auto, "kernel_variance_grid": (1.0, 8.0)}], splits,
+                   run=fake_run, previous=out)
+    assert tuned == [(1.0, 8.0)] * 2  # the first reuses the file's tuning; the other grid is tuned
+    assert [s["tuning"]["chosen"] for s in again["candidates"][0]["splits"]] == [
+        s["tuning"]["chosen"] for s in first["splits"]]
+
+
 def test_rank_across_datasets_averages_ranks_and_breaks_ties_by_order():
     def outcome(p1, p3):
         return {"complete": True, "candidates": [

@@ -232,11 +232,13 @@ def select(
         {"name": candidate_name(o), "overrides": dict(o), "config": c.as_dict(), "splits": []}
         for o, c in zip(candidates, configs)
     ]
-    reuse, fits = {}, {}
+    reuse, fits, tunings = {}, {}, {}
     for row in (previous or {}).get("candidates", []):
         for score in row.get("splits", []):
             sizes = (score["split"], score["n_fit"], score["n_held_out"])
             reuse[(_key(row["config"]), *sizes)] = score
+            if "tuning" in score:
+                tunings[(_tuning_key(row["config"]), *sizes)] = score["tuning"]
             as_fit = _with_min_steps(row["config"], score["n_fit"])  # its config resolved on that split
             if "tuning" in score:  # a self-tuning candidate's fit
                 as_fit = {**as_fit, "kernel_variance": score["tuning"]["chosen"], "kernel_variance_grid": None}
@@ -261,16 +263,17 @@ def select(
             start = time.perf_counter()
             sizes = (index, int(len(fit_rows)), int(len(held_rows)))
             earlier = reuse.get((_key(row["config"]), *sizes))
-            tuning: dict[str, Any] | None
-            if earlier is not None and "tuning" in earlier:  # this candidate's own earlier fit: no second tuning
+            tuning: dict[str, Any] | None = None
+            if config.kernel_variance_grid is not None:  # the same inner cross-validation on the same rows: reused
+                tuning = tunings.get((_tuning_key(config.as_dict()), *sizes))
+            if tuning is not None:
                 resolved = dataclasses.replace(
-                    config.with_min_steps(len(fit_rows)),
-                    kernel_variance=earlier["tuning"]["chosen"],
-                    kernel_variance_grid=None,
+                    config.with_min_steps(len(fit_rows)), kernel_variance=tuning["chosen"], kernel_variance_grid=None
                 )
-                tuning = earlier["tuning"]
             else:
                 resolved, tuning = resolve_config(config, X[fit_rows], Y[fit_rows])
+                if tuning is not None:
+                    tunings[(_tuning_key(config.as_dict()), *sizes)] = tuning
             resolved = dataclasses.replace(resolved, eval_every=resolved.epochs)  # min_steps may add epochs
             key = (_key(resolved.as_dict()), *sizes)
             score = earlier or fits.get(key)
@@ -314,6 +317,16 @@ def _with_min_steps(config: dict[str, Any], num_rows: int) -> dict[str, Any]:
         return config
     epochs = epochs_for_min_steps(config["epochs"], config["min_steps"], num_rows, config["batch_size"])
     return {**config, "epochs": epochs, "eval_every": epochs, "min_steps": None}
+
+
+def _tuning_key(config: dict[str, Any]) -> str:
+    """The fields of a stored config (``as_dict``) that its inner σ² cross-validation reads
+    (:func:`~gpflow_ext.recipes.mlgpf_auto.resolve_config`), as text: equal texts on the same rows are the same
+    tuning."""
+    import json
+
+    fields = ("kernel_variance_grid", "tuning_folds", "tuning_extensions", "seed", "rank", "input_transform")
+    return json.dumps({"tuning_extensions": 0, **{k: config.get(k) for k in fields if k in config}}, sort_keys=True)
 
 
 def _key(config: dict[str, Any]) -> str:
