@@ -114,8 +114,10 @@ def main(argv=None) -> dict[str, Any]:
     def bundle(current):
         if not combined:
             return current
-        out = {"datasets": current, "candidates": [candidate_name(c) for c in candidates]}
-        if all(r.get("candidates") and all("P@1 mean" in c for c in r["candidates"]) for r in current.values()):
+        names = [candidate_name(c) for c in candidates]
+        out = {"datasets": current, "candidates": names}
+        if all([c["name"] for c in r.get("candidates", [])] == names and all("P@1 mean" in c for c in r["candidates"])
+               for r in current.values()):  # ranked once every dataset has a score of this run's every candidate
             out["ranking"] = rank_across(current)
         return out
 

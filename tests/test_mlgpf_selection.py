@@ -274,7 +274,7 @@ def test_self_tuning_candidate_reads_only_the_training_file(run_python, training
 RESUME_STOPPED = """
 import json, sys
 import experiments.mlgpf_select as script
-output, data = sys.argv[1], sys.argv[2]
+output, data, stop_in = sys.argv[1], sys.argv[2], sys.argv[3]
 args = ["--data-dir", data, "--dataset", "medical", "bibtex", "--smoke", "--max-rows", "60", "--folds", "2",
         "--candidate", "kernel_variance=12", "--output", output]
 script.main(args)
@@ -284,7 +284,8 @@ select = script.select
 def stopped(*positional, progress, **keywords):
     def once(partial):
         progress(partial)
-        raise KeyboardInterrupt
+        if keywords["dataset"] == stop_in:  # stopped after the first fit on this dataset
+            raise KeyboardInterrupt
     return select(*positional, progress=once, **keywords)
 
 script.select = stopped
@@ -303,7 +304,7 @@ def test_a_resumed_run_stopped_early_keeps_the_datasets_it_had_not_reached(run_p
     dataset_path("bibtex", "bibtex-train.arff.gz")
     dataset_path("medical", "medical-train.arff.gz")
     output = tmp_path / "cv.json"
-    result = json.loads(run_python("-c", RESUME_STOPPED, output, data_dir).stdout.splitlines()[-1])
+    result = json.loads(run_python("-c", RESUME_STOPPED, output, data_dir, "medical").stdout.splitlines()[-1])
     first, kept = result["first"], result["kept"]
     assert kept["datasets"]["bibtex"] == first["datasets"]["bibtex"]
     medical = {c["name"]: c for c in kept["datasets"]["medical"]["candidates"]}
@@ -322,3 +323,18 @@ def test_a_resumed_run_stopped_early_keeps_the_datasets_it_had_not_reached(run_p
     datasets = json.loads(again.read_text())["datasets"]
     assert datasets["bibtex"]["candidates"][0]["splits"] == first["datasets"]["bibtex"]["candidates"][0]["splits"]
     assert datasets["medical"]["candidates"][0]["splits"][0] == medical["kernel_variance=12"]["splits"][0]
+
+
+def test_a_resumed_run_with_a_new_candidate_ranks_only_when_every_dataset_has_it(run_python, dataset_path, data_dir,
+                                                                                 tmp_path):
+    """Resumed with a new candidate and stopped on the second dataset: the first dataset holds both candidates,
+    the second still its earlier one, and the file has no ranking until every dataset scores every candidate."""
+    dataset_path("bibtex", "bibtex-train.arff.gz")
+    dataset_path("medical", "medical-train.arff.gz")
+    output = tmp_path / "cv.json"
+    result = json.loads(run_python("-c", RESUME_STOPPED, output, data_dir, "bibtex").stdout.splitlines()[-1])
+    first, kept = result["first"], result["kept"]
+    assert "ranking" in first and "ranking" not in kept
+    assert [c["name"] for c in kept["datasets"]["medical"]["candidates"]] == ["kernel_variance=12", "kernel_variance=4"]
+    assert kept["datasets"]["medical"]["complete"] is True
+    assert [len(c["splits"]) for c in kept["datasets"]["bibtex"]["candidates"]] == [1, 0]
