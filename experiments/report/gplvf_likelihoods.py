@@ -1,6 +1,8 @@
 """Generated parts of docs/gplvf/likelihoods.md: GPLVF with a likelihood per column (experiments.gplvf_movielens
 ``--likelihood``, experiments.gplvf_mnist ``--likelihood bernoulli``)."""
 
+import numpy as np
+
 from experiments.report import fmt, generator, load, markdown_table
 
 #: (label, result file) of the MovieLens u1 runs, one per likelihood / centring, in the order shown
@@ -10,11 +12,13 @@ MOVIELENS_RUNS = (
     ("Ordinal (learnt bin edges), raw ratings", "docs/gplvf/results/movielens_b_u1_ordinal_seed0.json"),
 )
 MNIST_FILE = "docs/gplvf/results/mnist_binary_bernoulli_e15.json"
-#: (label, result file) of the u1-u5 runs (protocol (b), seed 0), one file per likelihood
+#: (label, result file pattern with ``{seed}``) of the u1-u5 runs (protocol (b)), one file per likelihood and seed
 MOVIELENS_SPLIT_RUNS = (
-    ("Gaussian, bias-centred", "docs/gplvf/results/movielens_b_u15_gaussian_seed0.json"),
-    ("Ordinal", "docs/gplvf/results/movielens_b_u15_ordinal_seed0.json"),
+    ("Gaussian, bias-centred", "docs/gplvf/results/movielens_b_u15_gaussian_seed{seed}.json"),
+    ("Ordinal", "docs/gplvf/results/movielens_b_u15_ordinal_seed{seed}.json"),
 )
+#: the seeds looked for; a seed is shown when every likelihood has its file
+SPLIT_SEEDS = (0, 1, 2, 3, 4)
 SPLIT_METRICS = ("gaussian_rmse", "gaussian_test_logprob_discrete", "gaussian_coverage_50", "gaussian_coverage_90")
 
 
@@ -51,21 +55,42 @@ def mnist_table() -> str:
                            "s/epoch (shared machine)"], rows)
 
 
+def _split_seeds() -> list[int]:
+    """The seeds of :data:`SPLIT_SEEDS` whose u1-u5 file exists for every likelihood."""
+    from experiments.report import REPO
+
+    return [seed for seed in SPLIT_SEEDS
+            if all((REPO / pattern.format(seed=seed)).is_file() for _, pattern in MOVIELENS_SPLIT_RUNS)]
+
+
+def _mean_and_sd(values: list[float], digits: int) -> str:
+    """``mean`` for one value, ``mean ± sd`` (sample standard deviation over seeds) for several."""
+    if len(values) == 1:
+        return fmt(values[0], digits)
+    return f"{fmt(float(np.mean(values)), digits)} ± {fmt(float(np.std(values, ddof=1)), digits)}"
+
+
 @generator("gplvf-likelihoods-movielens-splits")
 def movielens_splits_table() -> str:
     """Gaussian (bias-centred) and ordinal GPLVF on each of u1-u5 and their mean: RMSE, discrete log-probability,
-    50 % / 90 % coverage, s/epoch."""
-    runs = [(label, load(path)) for label, path in MOVIELENS_SPLIT_RUNS]
-    splits = list(runs[0][1]["b"])
+    50 % / 90 % coverage, s/epoch; each a mean ± sd over the seeds run (every likelihood's files for a seed)."""
+    seeds = _split_seeds()
+    runs = [(label, [load(pattern.format(seed=seed)) for seed in seeds]) for label, pattern in MOVIELENS_SPLIT_RUNS]
+    splits = list(runs[0][1][0]["b"])
     rows = []
     for split in [*splits, "mean"]:
-        for label, result in runs:
-            per_split = result["b"]
-            values = {key: (per_split[split][key] if split != "mean" else
-                            sum(per_split[s][key] for s in splits) / len(splits))
-                      for key in (*SPLIT_METRICS, "gaussian_seconds_per_epoch")}
-            rows.append([split if split != "mean" else f"mean of {len(splits)}", label, fmt(values["gaussian_rmse"], 4),
-                         fmt(values["gaussian_test_logprob_discrete"], 4), fmt(values["gaussian_coverage_50"], 3),
-                         fmt(values["gaussian_coverage_90"], 3), fmt(values["gaussian_seconds_per_epoch"], 1)])
-    return markdown_table(["split", "likelihood", "RMSE", "log-prob of the discrete rating", "50 % coverage",
-                           "90 % coverage", "s/epoch (shared machine)"], rows)
+        for label, results in runs:
+            def per_seed(key, results=results, split=split):
+                if split != "mean":
+                    return [r["b"][split][key] for r in results]
+                return [sum(r["b"][s][key] for s in splits) / len(splits) for r in results]
+
+            rows.append([split if split != "mean" else f"mean of {len(splits)}", label,
+                         _mean_and_sd(per_seed("gaussian_rmse"), 4),
+                         _mean_and_sd(per_seed("gaussian_test_logprob_discrete"), 4),
+                         _mean_and_sd(per_seed("gaussian_coverage_50"), 3),
+                         _mean_and_sd(per_seed("gaussian_coverage_90"), 3),
+                         fmt(float(np.median(per_seed("gaussian_seconds_per_epoch"))), 1)])
+    return markdown_table(["split", "likelihood", f"RMSE (seeds {', '.join(map(str, seeds))})",
+                           "log-prob of the discrete rating", "50 % coverage", "90 % coverage",
+                           "s/epoch, median over seeds (shared machine)"], rows)

@@ -57,7 +57,7 @@ def cv_table() -> str:
         for c in outcome["candidates"]:
             per_fold = {s["split"]: s["P@1"] for s in c["splits"]}
             chosen = [_chosen(s["tuning"]) for s in c["splits"] if "tuning" in s]
-            rows.append([NAMES.get(dataset, dataset), CANDIDATES.get(c["name"], c["name"]),
+            rows.append([NAMES.get(dataset, dataset), _label(c),
                          *[fmt(per_fold.get(i)) for i in range(folds)], len(per_fold), fmt(c.get("P@1 mean")),
                          fmt(c.get("P@3 mean")), fmt(c.get("P@5 mean")), ", ".join(chosen) or "-"])
     return markdown_table(header, rows)
@@ -77,10 +77,17 @@ def _common_folds(outcome: dict[str, Any]) -> dict[str, Any] | None:
 
 def _label(candidate: dict[str, Any]) -> str:
     """A candidate's name in the tables, from its config where the name alone is ambiguous."""
-    extensions = candidate["config"].get("tuning_extensions", 0)
-    if candidate["config"].get("kernel_variance_grid") is not None and extensions:
-        return f"`label-gps-auto`, grid extended past a chosen end (at most {extensions} steps)"
-    return CANDIDATES.get(candidate["name"], candidate["name"])
+    config = candidate["config"]
+    extensions = config.get("tuning_extensions", 0)
+    if config.get("kernel_variance_grid") is not None and extensions:
+        label = f"`label-gps-auto`, grid extended past a chosen end (at most {extensions} steps)"
+    elif config.get("kernel_variance_grid") is not None:
+        label = CANDIDATES["recipe=label-gps-auto"]
+    else:
+        label = CANDIDATES.get(candidate["name"], candidate["name"])
+    if config.get("min_steps") is not None:
+        label += f", at least {config['min_steps']} optimiser steps (epochs raised where N is small)"
+    return label
 
 
 @generator("mlgpf-four-sets-extension")
@@ -106,11 +113,12 @@ def rank_sentence() -> str:
     from gpflow_ext.recipes.mlgpf_select import rank_across
 
     cv = load(CV)
+    labels = {c["name"]: _label(c) for o in cv["datasets"].values() for c in o["candidates"]}
     ranking = cv.get("ranking")
     if ranking is not None and ranking["complete"] and set(cv["datasets"]) == set(DATASETS):
-        means = ", ".join(f"{CANDIDATES.get(n, n)} {fmt(r)}" for n, r in ranking["mean_rank"].items())
+        means = ", ".join(f"{labels.get(n, n)} {fmt(r)}" for n, r in ranking["mean_rank"].items())
         return (f"Rule (stored in the file): {ranking['rule']}. Mean ranks: {means}. "
-                f"Chosen: {CANDIDATES.get(ranking['chosen'], ranking['chosen'])}.")
+                f"Chosen: {labels.get(ranking['chosen'], ranking['chosen'])}.")
     common = {d: _common_folds(o) for d, o in cv["datasets"].items()}
     usable = {d: o for d, o in common.items() if o is not None}
     missing = [NAMES.get(d, d) for d in DATASETS if d not in usable]
@@ -118,10 +126,10 @@ def rank_sentence() -> str:
     if not usable:
         return "Not complete: no fold has been scored by every candidate yet, so there is no ranking."
     partial = rank_across(usable)
-    means = ", ".join(f"{CANDIDATES.get(n, n)} {fmt(r)}" for n, r in partial["mean_rank"].items())
+    means = ", ".join(f"{labels.get(n, n)} {fmt(r)}" for n, r in partial["mean_rank"].items())
     return (f"**Not complete**, so the rule has not chosen yet. On the folds every candidate has ({state}; "
             f"not scored by every candidate: {', '.join(missing) or 'none'}), the same ranking gives mean ranks "
-            f"{means}: {CANDIDATES.get(partial['chosen'], partial['chosen'])} first.")
+            f"{means}: {labels.get(partial['chosen'], partial['chosen'])} first.")
 
 
 def _range(summary: dict[str, float]) -> str:
