@@ -10,7 +10,7 @@ M = 500, |B| = 500, ``--num-negative-samples`` negative labels per row, eq. 23) 
 ``gpflow_ext.training.fit`` on :class:`gpflow_ext.data.XMCTextSource` (or its TFRecord shards,
 ``--tfrecord-dir``), with step-level checkpoints -> P@1/3/5 on the test file, streamed.
 
-``--model label-gps`` trains the ``label-gps`` recipe's model instead (``--recipe best``: one linear GP per label,
+``--model label-gps`` trains the ``label-gps`` recipe's model instead (one linear GP per label,
 K = 13,330 of them, on Z = X̃ with R = ``--rank``, σ² = ``--kernel-variance`` fixed; the rows are used as the files
 hold them, TF-IDF-like with unit norm, without the recipe's own IDF re-weighting, a per-row sparse scaling);
 ``--num-negative-samples 0`` trains every label exactly.

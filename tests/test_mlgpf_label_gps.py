@@ -1,8 +1,10 @@
-"""The ``label-gps`` (``best``) MLGPF recipe: one linear-kernel GP per label (Φ = I) on Z = X̃, TF-IDF rows.
+"""The ``label-gps`` MLGPF recipe (and ``best``, its self-tuning form): one linear-kernel GP per label (Φ = I) on Z = X̃, TF-IDF rows.
 
 Independent labels against MLGPF with an explicit, frozen Φ = I (bound with all labels and with sampled
 negatives, predictions, gradients); the recipe's model against Bayesian one-vs-rest logistic regression
 in weight space; a one-epoch run on Bibtex rows; the checks on bad settings."""
+import dataclasses
+
 import gpflow
 import numpy as np
 import pytest
@@ -84,17 +86,29 @@ def test_full_rank_model_is_bayesian_one_vs_rest_logistic_regression():
     np.testing.assert_allclose(model.elbo(model.prepare_data(X, Y)).numpy(), total, rtol=1e-9)
 
 
-def test_best_recipe_is_label_gps_and_builds_that_model():
-    assert configs.RECIPES["best"] is configs.label_gps_config is configs.RECIPES["label-gps"]
-    config = configs.RECIPES["best"]("s-linear", "bibtex")
+def test_best_recipe_is_label_gps_auto_with_a_minimum_of_steps():
+    """``best`` is ``label-gps-auto`` trained for at least 1,000 steps; an explicit ``epochs`` is trained as given."""
+    assert configs.RECIPES["best"] is configs.best_config
+    best = configs.RECIPES["best"]("s-linear", "bibtex")
+    auto = configs.label_gps_auto_config("s-linear", "bibtex")
+    assert best.as_dict() == dataclasses.replace(auto, min_steps=1000).as_dict()
+    assert best.kernel_variance_grid == configs.AUTO_GRID and best.min_steps == configs.BEST_MIN_STEPS == 1000
+    assert best.with_min_steps(645).epochs == 500 and best.with_min_steps(4880).epochs == 100
+    assert configs.RECIPES["best"]("s-linear", "bibtex", epochs=3).min_steps is None  # explicit flags win
+    assert configs.RECIPES["best"]("s-linear", "bibtex", epochs=3, min_steps=50).min_steps == 50
+    assert configs.RECIPES["best"]("s-linear", "bibtex", epochs=3, rank=50).rank == 50
+
+
+def test_label_gps_recipe_builds_that_model():
+    config = configs.RECIPES["label-gps"]("s-linear", "bibtex")
     assert config.basis_inducing and config.independent_labels and config.kernel_variance == 12.0
     assert config.rank == 2000 and config.learning_rate_decay == "cosine" and config.float32
     assert isinstance(config.input_transform, TfidfRows)
-    assert configs.RECIPES["best"]("s-linear", "bibtex", epochs=3, rank=50).rank == 50  # explicit flags win
+    assert configs.RECIPES["label-gps"]("s-linear", "bibtex", epochs=3, rank=50).rank == 50  # explicit flags win
     # 100 epochs, or the paper's where it trains fewer (the large corpora); unknown names get 100
-    assert [configs.RECIPES["best"]("s-linear", name).epochs for name in ("bibtex", "rcv1", "amazoncat", "other")] == [
-        100, 20, 15, 100]
-    assert configs.RECIPES["best"]("s-linear", "amazoncat", epochs=40).epochs == 40
+    assert [configs.RECIPES["label-gps"]("s-linear", name).epochs
+            for name in ("bibtex", "rcv1", "amazoncat", "other")] == [100, 20, 15, 100]
+    assert configs.RECIPES["label-gps"]("s-linear", "amazoncat", epochs=40).epochs == 40
     X, Y = _problem(rows=50, cols=30)
     model = recipe.build_mlgpf(config, TfidfRows().fit(X)(X), Y)
     assert isinstance(model.inducing_variable, BasisInducingPoints) and model.inducing_variable.num_inducing == 30
@@ -105,7 +119,7 @@ def test_best_recipe_is_label_gps_and_builds_that_model():
 def test_label_gps_one_epoch_on_bibtex_rows(dataset_path, data_dir, baselines):
     dataset_path("bibtex", "bibtex-train.arff.gz")
     (X, Y), (Xt, Yt) = recipe.load_xmc("bibtex", data_dir, max_rows=300)
-    config = configs.RECIPES["best"]("s-linear", "bibtex", epochs=1, batch_size=100)
+    config = configs.RECIPES["label-gps"]("s-linear", "bibtex", epochs=1, batch_size=100)
     result = recipe.run_mlgpf(config, (X, Y), (Xt, Yt), progress=False)
     assert result["epochs_trained"] == 1 and result["config"]["independent_labels"]
     assert result["settings"]["num_latent_gps"] == Y.shape[1]  # as built: P = K, M = R = min(2000, N, D)
