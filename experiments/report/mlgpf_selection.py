@@ -100,7 +100,7 @@ def runs_table() -> str:
     paired = load(PAIRED)
     rows = []
     for name, method in paired["methods"].items():
-        label = name.replace("recipe ", "`--recipe ") + "`" if name.startswith("recipe ") else _peer(name)
+        label = "`label-gps` (σ² = 12, run as `--recipe best`)" if name.startswith("recipe ") else _peer(name)
         rows.append([label, len(method["runs"]), *[_range(method["summary"][f"P@{k}"]) for k in paired["ks"]]])
     return markdown_table(["method", "runs", *[f"P@{k}: median (min to max)" for k in paired["ks"]]], rows)
 
