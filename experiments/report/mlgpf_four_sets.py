@@ -217,3 +217,30 @@ def readme_table() -> str:
             rows.append([NAMES[dataset], _name(recipe) if recipe else "not run on the test split", runs, *cells])
     return markdown_table(["set", "recipe", "seeds", *[f"P@{k}: recipe median vs best peer median" for k in KS]],
                           rows)
+
+
+@generator("mlgpf-readme-four-sets-verdict")
+def readme_verdict() -> str:
+    """How many (set, k) cells the recipe's median is at or above the best peer's median, and for the others the
+    paired comparison with that peer."""
+    ahead, behind = 0, []
+    for dataset in DATASETS:
+        if not _has(_paired(dataset)):
+            continue
+        paired = load(_paired(dataset))
+        methods = paired["methods"]
+        recipe = next(n for n in methods if n.startswith("recipe "))
+        for k in KS:
+            peers = {n: m["summary"][f"P@{k}"]["median"] for n, m in methods.items() if not n.startswith("recipe ")}
+            best = max(peers, key=lambda n: peers[n])
+            if methods[recipe]["summary"][f"P@{k}"]["median"] >= peers[best]:
+                ahead += 1
+                continue
+            p = next(c for c in paired["comparisons"] if c["a"] == recipe and c["b"] == best)[f"P@{k}"]
+            behind.append(f"{NAMES[dataset]} P@{k} against {_name(best)}, {p['mean_difference']:+.2f} "
+                          f"({_verdict(p)})")
+    cells = ahead + len(behind)
+    text = f"at or above the best peer's median in {ahead} of {cells} (set, P@k) cells"
+    if behind:
+        text += "; below it in " + "; ".join(behind) + " by the paired comparison over the test rows"
+    return text
