@@ -243,4 +243,7 @@ def readme_verdict() -> str:
     text = f"at or above the best peer's median in {ahead} of {cells} (set, P@k) cells"
     if behind:
         text += "; below it in " + "; ".join(behind) + " by the paired comparison over the test rows"
-    return text
+    verdicts = [_verdict(c[f"P@{k}"]) for dataset in DATASETS if _has(_paired(dataset))
+                for c in load(_paired(dataset))["comparisons"] for k in KS]
+    counts = ", ".join(f"{v} in {verdicts.count(v)}" for v in ("above", "no difference", "below"))
+    return text + f". Against every peer on every set ({len(verdicts)} paired comparisons) it is {counts}"
