@@ -94,3 +94,28 @@ def movielens_splits_table() -> str:
     return markdown_table(["split", "likelihood", f"RMSE (seeds {', '.join(map(str, seeds))})",
                            "log-prob of the discrete rating", "50 % coverage", "90 % coverage",
                            "s/epoch, median over seeds (shared machine)"], rows)
+
+
+@generator("gplvf-likelihoods-movielens-splits-verdict")
+def movielens_splits_verdict() -> str:
+    """On how many splits (means over the seeds run) the first likelihood of :data:`MOVIELENS_SPLIT_RUNS` has the
+    lower RMSE and the higher discrete log-probability, and in how many (split, seed) runs."""
+    seeds = _split_seeds()
+    (first, first_pattern), (second, second_pattern) = MOVIELENS_SPLIT_RUNS
+    a = [load(first_pattern.format(seed=seed))["b"] for seed in seeds]
+    b = [load(second_pattern.format(seed=seed))["b"] for seed in seeds]
+    splits = list(a[0])
+
+    def better(x, y):  # lower RMSE and higher log-probability
+        return (x["gaussian_rmse"] < y["gaussian_rmse"]
+                and x["gaussian_test_logprob_discrete"] > y["gaussian_test_logprob_discrete"])
+
+    def mean(runs, split, key):
+        return float(np.mean([r[split][key] for r in runs]))
+
+    keys = ("gaussian_rmse", "gaussian_test_logprob_discrete")
+    on_means = sum(better({k: mean(a, s, k) for k in keys}, {k: mean(b, s, k) for k in keys}) for s in splits)
+    on_runs = sum(better(x[s], y[s]) for x, y in zip(a, b) for s in splits)
+    return (f"the {first} model has both the lower RMSE and the higher log-probability of the discrete rating on "
+            f"{on_means} of the {len(splits)} splits (means over seeds {', '.join(map(str, seeds))}) and in "
+            f"{on_runs} of the {len(splits) * len(seeds)} (split, seed) runs")
