@@ -19,7 +19,6 @@ MOVIELENS_SPLIT_RUNS = (
 )
 #: the seeds looked for; a seed is shown when every likelihood has its file
 SPLIT_SEEDS = (0, 1, 2, 3, 4)
-SPLIT_METRICS = ("gaussian_rmse", "gaussian_test_logprob_discrete", "gaussian_coverage_50", "gaussian_coverage_90")
 
 
 @generator("gplvf-likelihoods-movielens")

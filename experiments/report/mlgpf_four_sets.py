@@ -182,6 +182,13 @@ def paired_table() -> str:
                            "95% bootstrap interval (test rows)", "wins / ties / losses", "recipe is"], rows)
 
 
+def _best_peer(methods: dict[str, dict[str, Any]], k: int) -> tuple[str, float]:
+    """The peer (any method not named ``recipe ...``) with the highest median P@k, and that median."""
+    medians = {n: m["summary"][f"P@{k}"]["median"] for n, m in methods.items() if not n.startswith("recipe ")}
+    best = max(medians, key=lambda n: medians[n])
+    return best, medians[best]
+
+
 @generator("mlgpf-readme-four-sets")
 def readme_table() -> str:
     """Per set: the recipe's median P@k over its seeds (where it was run on the test split) and the best peer's
@@ -201,18 +208,16 @@ def readme_table() -> str:
         else:
             continue
         recipes = [n for n in methods if n.startswith("recipe ")] or [None]
-        peers = {k: {n: m["summary"][f"P@{k}"]["median"] for n, m in methods.items() if not n.startswith("recipe ")}
-                 for k in KS}
         for recipe in recipes:
             cells = []
             for k in KS:
-                best = max(peers[k], key=lambda n, k=k: peers[k][n])
+                best, best_median = _best_peer(methods, k)
                 if recipe is None:
-                    cells.append(f"- vs {fmt(peers[k][best])} ({_name(best)})")
+                    cells.append(f"- vs {fmt(best_median)} ({_name(best)})")
                     continue
                 ours = methods[recipe]["summary"][f"P@{k}"]["median"]
-                mark = "**" if ours >= peers[k][best] else ""
-                cells.append(f"{mark}{fmt(ours)}{mark} vs {fmt(peers[k][best])} ({_name(best)})")
+                mark = "**" if ours >= best_median else ""
+                cells.append(f"{mark}{fmt(ours)}{mark} vs {fmt(best_median)} ({_name(best)})")
             runs = len(methods[recipe]["runs"]) if recipe else 0
             rows.append([NAMES[dataset], _name(recipe) if recipe else "not run on the test split", runs, *cells])
     return markdown_table(["set", "recipe", "seeds", *[f"P@{k}: recipe median vs best peer median" for k in KS]],
@@ -231,9 +236,8 @@ def readme_verdict() -> str:
         methods = paired["methods"]
         recipe = next(n for n in methods if n.startswith("recipe "))
         for k in KS:
-            peers = {n: m["summary"][f"P@{k}"]["median"] for n, m in methods.items() if not n.startswith("recipe ")}
-            best = max(peers, key=lambda n: peers[n])
-            if methods[recipe]["summary"][f"P@{k}"]["median"] >= peers[best]:
+            best, best_median = _best_peer(methods, k)
+            if methods[recipe]["summary"][f"P@{k}"]["median"] >= best_median:
                 ahead += 1
                 continue
             p = next(c for c in paired["comparisons"] if c["a"] == recipe and c["b"] == best)[f"P@{k}"]
