@@ -9,7 +9,8 @@
 files); see ``gpflow_ext.recipes.mlgpf.load_xmc``. ``--recipe`` picks the settings
 (``gpflow_ext.recipes.mlgpf_config.RECIPES``; ``paper``: the paper's per dataset and method, Section 4:
 P, M, R, batch size, epochs); explicit flags override them. Prints P@1/3/5 beside the paper's numbers
-and writes results JSON (P@k, nDCG@k, seconds per epoch, final bound; with ``--save-rows`` the top 5 label
+and writes results JSON (P@k, nDCG@k, seconds per epoch, final bound, the process's peak resident memory
+``peak_rss_gb``, which covers loading, any inner cross-validation and training; with ``--save-rows`` the top 5 label
 ids of every test row, for ``experiments.xmc_paired``); TensorBoard gets the bound per
 step (Figure 1) and P@k per evaluation (``metrics/P@k``).
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
+from benchmarks.amazoncat_scale import peak_rss_gb
 from experiments.common import base_parser, print_table, write_results
 from experiments.paper_values import MLGPF as PAPER
 from gpflow_ext.recipes.mlgpf import load_xmc, run_mlgpf
@@ -91,7 +93,8 @@ def main(argv=None) -> dict[str, Any]:
         parser.error(f"--dataset {args.dataset!r}: {error}")
     result = run_mlgpf(config, train, test, logdir=args.logdir, progress=not args.no_progress,
                        save_rows=args.save_rows)
-    result = {"dataset": args.dataset, "recipe": args.recipe, **result, "paper": paper_row(args.dataset, config.method)}
+    result = {"dataset": args.dataset, "recipe": args.recipe, **result, "peak_rss_gb": peak_rss_gb(),
+              "paper": paper_row(args.dataset, config.method)}
     print_comparison([result])
     write_results(result, args.output)
     return result

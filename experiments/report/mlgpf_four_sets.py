@@ -142,11 +142,12 @@ def _verdict(p: dict[str, Any]) -> str:
     return "above" if p["mean_difference"] > 0 else "below"
 
 
-def _seconds(paired: dict[str, Any]) -> str:
+def _recipe_median(paired: dict[str, Any], key: str, digits: int) -> str:
+    """The median of ``key`` over the recipe's run files that record it (the upper middle of an even count)."""
     runs = [load(r["source"]) for name, m in paired["methods"].items() if name.startswith("recipe ")
             for r in m["runs"]]
-    values = sorted(r["seconds_per_epoch"] for r in runs if r.get("seconds_per_epoch") is not None)
-    return fmt(values[len(values) // 2], 3) if values else "-"
+    values = sorted(r[key] for r in runs if r.get(key) is not None)
+    return fmt(values[len(values) // 2], digits) if values else "-"
 
 
 @generator("mlgpf-four-sets-test")
@@ -158,10 +159,11 @@ def test_table() -> str:
         paired = load(_paired(dataset))
         for name, method in paired["methods"].items():
             cells = [_range(method["summary"][f"P@{k}"]) for k in paired["ks"]]
-            seconds = _seconds(paired) if name.startswith("recipe ") else ""
-            rows.append([NAMES[dataset], _name(name), len(method["runs"]), *cells, seconds])
+            cost = ([_recipe_median(paired, "seconds_per_epoch", 3), _recipe_median(paired, "peak_rss_gb", 2)]
+                    if name.startswith("recipe ") else ["", ""])
+            rows.append([NAMES[dataset], _name(name), len(method["runs"]), *cells, *cost])
     return markdown_table(["set", "method", "runs", *[f"P@{k}: median (min to max)" for k in KS],
-                           "s/epoch (median)"], rows)
+                           "s/epoch (median)", "peak RSS, GB (runs recording it)"], rows)
 
 
 @generator("mlgpf-four-sets-paired")
