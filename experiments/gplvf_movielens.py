@@ -13,6 +13,9 @@ Protocols (``--protocol a,b,c``):
     users (conditioned and predicted exactly like test users), GPLVF trains on the other 743, and
     the 100 test users are not used at all (the test split itself is unchanged by the flag).
 (b) the standard u1..u5 splits: train on uK.base (all 943 users), predict uK.test at q(x_n).
+    ``--validation-fraction F``: the same inside each uK.base only, for choosing settings: a fraction F of
+    each user's uK.base ratings (drawn with ``--seed``) is held out and scored, GPLVF trains on the rest, and
+    uK.test is not used.
 (c) Figure 4: test log-likelihood (eq. 33) vs flow length on the Sci-Fi/Romance slice (items
     tagged Sci-Fi or Romance; users with at least 2 ratings there; same 90/10 user protocol as (a)).
 
@@ -200,6 +203,9 @@ def build_parser():
                         help="(a) hold out --num-validation-users of the training users instead of the test users "
                              "(for choosing settings; the test users are not used)")
     parser.add_argument("--num-validation-users", type=int, default=100)
+    parser.add_argument("--validation-fraction", type=float, default=0.0,
+                        help="(b) hold out this fraction of each user's uK.base ratings, train on the rest and score "
+                             "the held-out part instead of uK.test (for choosing settings; uK.test is not used)")
     parser.add_argument("--test-users", choices=("random", "last"), default="last",
                         help="(a) held-out test users: drawn with --seed, or the last --num-test-users user ids")
     add_training_arguments(parser, ["natgrad_gamma", "kernel"])
@@ -236,6 +242,8 @@ def main(argv=None):
     protocols = args.protocol.split(",")
     if args.kl_x != "correct" and protocols != ["a"]:
         parser.error(f"--kl-x {args.kl_x} is an ablation of protocol (a) only; pass --protocol a")
+    if not 0.0 <= args.validation_fraction < 1.0:
+        parser.error(f"--validation-fraction must be in [0, 1) (0: score uK.test), got {args.validation_fraction}")
     if args.warm_start_epochs < 0:
         parser.error(f"--warm-start-epochs must be >= 0, got {args.warm_start_epochs}")
     if args.encoder and args.warm_start_epochs:
@@ -295,14 +303,16 @@ def main(argv=None):
             splits[split] = (sp.csr_matrix(train[nonempty]), sp.csr_matrix(test[nonempty]))
             if args.smoke:
                 break
-        config = ProtocolB(**new_rows_settings(args), flows=args.flows_b, peer_splits=tuple(args.gpy_splits))
+        config = ProtocolB(**new_rows_settings(args), flows=args.flows_b, peer_splits=tuple(args.gpy_splits),
+                           validation_fraction=args.validation_fraction)
         results["b"] = run_protocol_b(splits, config, peer=None if args.smoke else make_peer(args))  # small runs: GPy in (a) only
         names = [flow_name(k) for k in args.flows_b]
         print_table([dict(split=s, **r) for s, r in results["b"].items()],
                     ["split"] + [f"{n}_rmse" for n in names] + [f"{n}_test_logprob_discrete" for n in names]
                     + [f"{n}_coverage_90" for n in names] + ["bias_rmse", "gpy_rmse"]
                     + [f"{n}_seconds_per_epoch" for n in names] + ["gpy_seconds_per_iter"],
-                    title="(b) MovieLens 100K uK.base -> uK.test RMSE")
+                    title=("(b) MovieLens 100K uK.base, its validation part" if args.validation_fraction
+                           else "(b) MovieLens 100K uK.base -> uK.test") + " RMSE")
     if "c" in protocols:
         data = ratings
         if args.smoke:  # the slice's 60 most active users, 2 flow lengths

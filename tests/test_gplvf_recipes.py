@@ -293,6 +293,37 @@ def test_protocol_a_runs_on_a_small_slice(data_dir, dataset_path, tmp_path):
     assert other["gaussian"]["rmse"] != results["gaussian"]["rmse"]
 
 
+def test_protocol_b_validation_scores_part_of_the_base_and_never_the_test_split(data_dir, dataset_path):
+    dataset_path("movielens-100k", "u.data.gz")
+    from gpflow_ext.data import load_movielens
+    from gpflow_ext.data.movielens import ratings_matrix
+    from gpflow_ext.recipes.gplvf import GPLVFTraining
+    from gpflow_ext.recipes.movielens import ProtocolB, run_protocol_b
+    from gpflow_ext.recipes.movielens_data import small_slice
+
+    base = small_slice(ratings_matrix(load_movielens(data_dir, split=None, download=False).ratings))
+    training = GPLVFTraining(latent_dim=2, num_inducing=5, epochs=1)
+    config = ProtocolB(training=training, flows=(0,), predict_samples=5, validation_fraction=0.25, seed=3)
+    fit_part, held_out = config.fit_and_scored(base, None, position=0)
+    # a partition of each user's base ratings: every user keeps at least one rating to train on
+    assert (fit_part + held_out - base).nnz == 0 and fit_part.multiply(held_out).nnz == 0
+    assert np.all(np.diff(fit_part.indptr) >= 1)
+    assert abs(held_out.nnz / base.nnz - 0.25) < 0.02
+    again, _ = ProtocolB(training=training, validation_fraction=0.25, seed=3).fit_and_scored(base, None, 0)
+    other, _ = ProtocolB(training=training, validation_fraction=0.25, seed=4).fit_and_scored(base, None, 0)
+    assert (again != fit_part).nnz == 0 and (other != fit_part).nnz > 0  # the seed draws the held-out part
+    results = run_protocol_b({"u1": (base, None)}, config)  # the test split is never read: None would fail
+    row = results["u1"]
+    assert row["scored"] == "validation" and row["num_scored"] == held_out.nnz
+    assert np.isfinite(row["gaussian_rmse"]) and np.isfinite(row["bias_rmse"])
+    assert config.fit_and_scored(base, "test", 0)[0] is not base
+    plain = ProtocolB(training=training)
+    assert plain.fit_and_scored(base, "test", 0) == (base, "test")
+    for fraction in (-0.1, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="validation_fraction"):
+            ProtocolB(training=training, validation_fraction=fraction)
+
+
 def test_image_imputation_recipe_on_a_few_digits(tmp_path):
     from gpflow_ext.recipes.gplvf_images import digits_config, load_digits_images, run_imputation
 

@@ -147,10 +147,31 @@ class ProtocolA(NewRowsSettings):
 
 @dataclasses.dataclass
 class ProtocolB(NewRowsSettings):
-    """(b) uK.base -> uK.test for each split; ``peer_splits``: the splits the peer runs on."""
+    """(b) uK.base -> uK.test for each split; ``peer_splits``: the splits the peer runs on.
+
+    ``validation_fraction > 0`` chooses settings without the test split: that fraction of each user's uK.base
+    ratings (drawn with ``seed`` and the split's position) is held out and scored, the model trains on the rest,
+    and uK.test is not used."""
 
     flows: Sequence[int] = (0, 20)
     peer_splits: Sequence[str] = ("u1",)
+    validation_fraction: float = 0.0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not 0.0 <= self.validation_fraction < 1.0:
+            raise ValueError(
+                "validation_fraction is the share of each user's uK.base ratings held out for validation, in "
+                f"[0, 1) (0: score uK.test), got {self.validation_fraction!r}"
+            )
+
+    def fit_and_scored(self, base: sp.csr_matrix, test: sp.csr_matrix | None, position: int):
+        """(ratings to train on, ratings to score) of one split: (uK.base, uK.test), or with a validation fraction
+        (the rest of uK.base, its held-out part)."""
+        if not self.validation_fraction:
+            return base, test
+        rng = np.random.default_rng([self.seed, position])
+        return split_rows(base, 1.0 - self.validation_fraction, rng)
 
 
 @dataclasses.dataclass
@@ -233,10 +254,13 @@ def run_protocol_b(
 ) -> dict[str, dict]:
     """Protocol (b): per split, ``{name}_rmse``, ``{name}_test_loglik``, ``{name}_seconds_per_epoch``,
     ``{name}_final_elbo`` and the discrete-rating metrics of :func:`evaluate_at` for each flow length (the rows'
-    own q(x_n) predict their test ratings), ``bias_rmse`` and, on ``peer_splits``, ``gpy_*``."""
+    own q(x_n) predict their scored ratings: uK.test, or the validation part of uK.base, see
+    :class:`ProtocolB`), ``bias_rmse``, ``scored`` (``"test"`` or ``"validation"``) with ``num_scored`` and, on
+    ``peer_splits``, ``gpy_*``."""
     results = {}
-    for split, (train, test) in ratings_by_split.items():
-        row = {}
+    for position, (split, (base, split_test)) in enumerate(ratings_by_split.items()):
+        train, test = config.fit_and_scored(base, split_test, position)
+        row: dict[str, Any] = {"scored": "validation" if config.validation_fraction else "test", "num_scored": test.nnz}
         model_train, _, biases = centre(train, None, config.center)
         for flow_length in config.flows:
             name = flow_name(flow_length)
