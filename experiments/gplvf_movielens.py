@@ -157,6 +157,8 @@ TRAINING_HELP = {
     "kl_x": "(a) KL(q(x)||p(x)) term: 'correct' (GPLVF's: base KL in closed form + Monte Carlo flow correction), "
             "'plain-monte-carlo' (every term by Monte Carlo, as before 2026-11-25) or the biased base-Gaussian ablation",
     "base_covariance": "q(x_n)'s base Gaussian: N(mu_n, diag s_n) or the paper's N(mu_n, s_n I) (eq. 2, 4)",
+    "shared_linear_mean": "add one linear function of x_n shared by every item to the per-item mean (a user's level, "
+                          "learnt once instead of by each item's q(u_d))",
     "likelihood": "p(rating | f): Gaussian on the (centred) ratings, or ordinal (ordered probit, learnt bin edges) on "
                   "the rating classes (implies --center classes)",
 }
@@ -164,7 +166,8 @@ TRAINING_CHOICES = {"lr_decay": LEARNING_RATE_DECAYS, "kernel": KERNEL_NAMES, "k
                     "base_covariance": tuple(BASE_COVARIANCE_NAMES), "likelihood": ("gaussian", "ordinal")}
 TRAINING_FLAGS = {name: "--" + name.replace("_", "-") for name in (
     "latent_dim", "num_inducing", "batch_size", "learning_rate", "num_samples", "flow_learning_rate",
-    "local_learning_rate", "lr_decay", "natgrad_gamma", "kernel", "kl_x", "base_covariance", "likelihood")}
+    "local_learning_rate", "lr_decay", "natgrad_gamma", "kernel", "kl_x", "base_covariance", "likelihood",
+    "shared_linear_mean")}
 
 
 def add_training_arguments(parser, names) -> None:
@@ -222,7 +225,7 @@ def build_parser():
                         help="amortised q(x_n): GPLVF's tf_keras encoder maps each masked row to (mu_n, s_n); in (a) "
                              "the held-out users are scored at the encoder's q(x*) ('amortised') and after the q(x*) "
                              "fit started from it")
-    add_training_arguments(parser, ["base_covariance", "likelihood"])
+    add_training_arguments(parser, ["base_covariance", "likelihood", "shared_linear_mean"])
     return parser
 
 

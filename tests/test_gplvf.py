@@ -238,7 +238,7 @@ def test_masked_entries_have_no_effect_on_bound_or_gradients(with_flow):
 
 @pytest.mark.parametrize("variance_by", [PerPair(), PerOutput(), RowSums()])
 @pytest.mark.parametrize("whiten", [True, False])
-@pytest.mark.parametrize("mean_function", ["constant", "zero", "linear"])
+@pytest.mark.parametrize("mean_function", ["constant", "zero", "linear", "constant+shared-linear"])
 def test_pairwise_terms_equal_dense_conditional_and_masked_sum(whiten, mean_function, variance_by):
     """The bound evaluates f at observed (row, output) pairs only; its dense twin is GPflow's conditional over
     every output, masked and summed. Values, per-row terms and gradients must agree, whichever way the pairs'
@@ -246,7 +246,10 @@ def test_pairwise_terms_equal_dense_conditional_and_masked_sum(whiten, mean_func
     rng = np.random.default_rng(70)
     Y = _toy(rng, 12, 7, 3, missing=0.6)
     mean = {"constant": None, "zero": gpflow.mean_functions.Zero(),
-            "linear": gpflow.mean_functions.Linear(rng.standard_normal((3, 7)), rng.standard_normal(7))}[mean_function]
+            "linear": gpflow.mean_functions.Linear(rng.standard_normal((3, 7)), rng.standard_normal(7)),
+            # a per-output constant plus one linear function of x shared by every output ([N, 1] broadcast to D)
+            "constant+shared-linear": gpflow.mean_functions.Constant(rng.standard_normal(7))
+            + gpflow.mean_functions.Linear(rng.standard_normal((3, 1)), np.zeros(1))}[mean_function]
     model = GPLVF(Y, 3, 5, flow=planar_flow(2, 3, init_scale=0.5), whiten=whiten, mean_function=mean,
                   variance_by=variance_by)
     assert model.variance_by is variance_by

@@ -49,14 +49,16 @@ def test_movielens_script_small(data_dir, dataset_path, tmp_path):
 
 
 def test_movielens_script_options_small(data_dir, dataset_path, tmp_path):
-    """--validation, a named kernel, the isotropic base and the encoder reach the recipe's config."""
+    """--validation, a named kernel, the isotropic base, the encoder and the shared linear mean reach the recipe's
+    config."""
     dataset_path("movielens-100k", "u.data.gz")
     out = tmp_path / "val.json"
     _run("experiments.gplvf_movielens", "--smoke", "--no-gpy", "--protocol", "a", "--validation", "--kernel",
          "se+linear", "--flows", "0", "--epochs", "1", "--infer-steps", "3", "--base-covariance", "isotropic",
-         "--encoder", "--data-dir", str(data_dir), "--output", str(out))
+         "--encoder", "--shared-linear-mean", "--data-dir", str(data_dir), "--output", str(out))
     results = json.loads(out.read_text())
     assert results["config"]["validation"] and results["config"]["kernel"] == "se+linear"
+    assert results["config"]["shared_linear_mean"]
     assert results["config"]["base_covariance"] == "isotropic" and results["config"]["encoder"]
     row = results["a"]["gaussian"]
     assert np.isfinite(row["rmse"]) and np.isfinite(row["amortised"]["rmse"])

@@ -109,6 +109,41 @@ def test_natgrad_training_trains_and_checks_gamma():
             train_with_fit(GPLVF(Y, 2, 5), epochs=1, batch_size=10, learning_rate=0.01, seed=0, natgrad_gamma=bad)
 
 
+@pytest.mark.parametrize("likelihood", ["gaussian", "ordinal"])
+def test_shared_linear_mean_adds_one_function_of_x_to_the_per_output_mean(likelihood):
+    """train_gplvf(shared_linear_mean=True): the model's mean at x is the per-output mean it would have had plus
+    wᵀx, the same for every output; w starts at zero (the same bound at the start) and is trained."""
+    import gpflow
+    import tensorflow as tf
+
+    from gpflow_ext.recipes.gplvf import train_gplvf, with_shared_linear_mean
+
+    rng = np.random.default_rng(8)
+    Y = _toy_rows(rng, n=30)
+    if likelihood == "ordinal":
+        Y = np.where(np.isnan(Y), np.nan, np.clip(np.round(Y + 2.0), 0, 4))
+    common = dict(latent_dim=2, num_inducing=5, batch_size=10, learning_rate=0.02, num_samples=1, seed=0,
+                  likelihood=likelihood)
+    plain, _ = train_gplvf(Y, 0, epochs=0, **common)
+    shared, _ = train_gplvf(Y, 0, epochs=0, shared_linear_mean=True, **common)
+    x = tf.constant(rng.standard_normal((7, 2)))
+    np.testing.assert_array_equal(shared.mean_function(x).numpy(), plain.mean_function(x).numpy())
+    noise = tf.constant(rng.standard_normal((1, 30, 2)))
+    data = plain.training_data()
+    assert shared.elbo_given_base_noise(data, noise).numpy() == pytest.approx(
+        plain.elbo_given_base_noise(data, noise).numpy(), rel=1e-12)
+    trained, history = train_gplvf(Y, 0, epochs=3, shared_linear_mean=True, **common)
+    assert np.all(np.isfinite(history.objective))
+    per_output, linear = trained.mean_function.add_1, trained.mean_function.add_2
+    w = linear.A.numpy()  # [Q, 1]
+    assert w.shape == (2, 1) and np.any(w != 0)
+    expected = per_output(x).numpy() + x.numpy() @ w  # [7, D]: one function of x added to every output
+    np.testing.assert_allclose(trained.mean_function(x).numpy(), expected, rtol=1e-12)
+    assert not linear.b.trainable
+    with pytest.raises(ValueError, match="latent_dim"):
+        with_shared_linear_mean(gpflow.mean_functions.Zero(), 0)
+
+
 def test_base_gaussian_kl_ablation_charges_only_the_base_gaussian():
     """The ablation's KL is the base Gaussian's (flow ignored); the model's own KL differs by the flow's terms."""
     import tensorflow as tf

@@ -19,6 +19,18 @@ MOVIELENS_SPLIT_RUNS = (
 )
 #: the seeds looked for; a seed is shown when every likelihood has its file
 SPLIT_SEEDS = (0, 1, 2, 3, 4)
+#: (label, result file pattern) of the same likelihoods on u1-u5 with a Planar 20 q(X) (``--flows-b 20``)
+MOVIELENS_SPLIT_FLOW_RUNS = (
+    ("Gaussian, bias-centred", "docs/gplvf/results/movielens_b_u15_gaussian_planar20_seed{seed}.json"),
+    ("Ordinal", "docs/gplvf/results/movielens_b_u15_ordinal_planar20_seed{seed}.json"),
+)
+#: (label, result file pattern) of protocol (a) (held-out users), each file a Gaussian q(X) and Planar 20
+PROTOCOL_A_RUNS = (
+    ("Gaussian, bias-centred", "docs/gplvf/results/movielens_a_gaussian_seed{seed}.json"),
+    ("Ordinal", "docs/gplvf/results/movielens_a_ordinal_seed{seed}.json"),
+)
+#: (key in a result, label) of the q(X) families of the protocol (a) runs
+PROTOCOL_A_LATENTS = (("gaussian", "Gaussian"), ("planar_20", "Planar 20"))
 
 
 @generator("gplvf-likelihoods-movielens")
@@ -54,12 +66,11 @@ def mnist_table() -> str:
                            "s/epoch (shared machine)"], rows)
 
 
-def _split_seeds() -> list[int]:
-    """The seeds of :data:`SPLIT_SEEDS` whose u1-u5 file exists for every likelihood."""
+def _split_seeds(runs=MOVIELENS_SPLIT_RUNS) -> list[int]:
+    """The seeds of :data:`SPLIT_SEEDS` whose file exists for every (label, pattern) of ``runs``."""
     from experiments.report import REPO
 
-    return [seed for seed in SPLIT_SEEDS
-            if all((REPO / pattern.format(seed=seed)).is_file() for _, pattern in MOVIELENS_SPLIT_RUNS)]
+    return [seed for seed in SPLIT_SEEDS if all((REPO / pattern.format(seed=seed)).is_file() for _, pattern in runs)]
 
 
 def _mean_and_sd(values: list[float], digits: int) -> str:
@@ -118,3 +129,81 @@ def movielens_splits_verdict() -> str:
     return (f"the {first} model has both the lower RMSE and the higher log-probability of the discrete rating on "
             f"{on_means} of the {len(splits)} splits (means over seeds {', '.join(map(str, seeds))}) and in "
             f"{on_runs} of the {len(splits) * len(seeds)} (split, seed) runs")
+
+
+def _mean_over_splits(result: dict, key: str) -> float:
+    """A protocol (b) result's ``key`` averaged over its splits."""
+    return float(np.mean([row[key] for row in result["b"].values()]))
+
+
+@generator("gplvf-likelihoods-movielens-splits-flows")
+def movielens_splits_flows_table() -> str:
+    """Per likelihood, the mean over u1-u5 of a Gaussian q(X) (the seeds of the table above) and of a Planar 20
+    q(X) (the seeds run with ``--flows-b 20``), and Planar 20 - Gaussian paired by seed."""
+    plain_seeds, flow_seeds = _split_seeds(), _split_seeds(MOVIELENS_SPLIT_FLOW_RUNS)
+    keys = (("rmse", 4), ("test_logprob_discrete", 4), ("coverage_50", 3), ("coverage_90", 3))
+    rows = []
+    for (label, plain), (_, flowed) in zip(MOVIELENS_SPLIT_RUNS, MOVIELENS_SPLIT_FLOW_RUNS):
+        plain_runs = {seed: load(plain.format(seed=seed)) for seed in plain_seeds}
+        flow_runs = {seed: load(flowed.format(seed=seed)) for seed in flow_seeds}
+        for name, runs, seeds in (("Gaussian", plain_runs, plain_seeds), ("Planar 20", flow_runs, flow_seeds)):
+            prefix = "gaussian" if name == "Gaussian" else "planar_20"
+            rows.append([label, name, ", ".join(map(str, seeds)) or "-",
+                         *[_mean_and_sd([_mean_over_splits(runs[s], f"{prefix}_{k}") for s in seeds], d)
+                           if seeds else "-" for k, d in keys],
+                         fmt(float(np.median([_mean_over_splits(runs[s], f"{prefix}_seconds_per_epoch")
+                                              for s in seeds])), 1) if seeds else "-"])
+        paired = [s for s in flow_seeds if s in plain_runs]
+        rows.append([label, "Planar 20 − Gaussian, same seed", ", ".join(map(str, paired)) or "-",
+                     *[_mean_and_sd([_mean_over_splits(flow_runs[s], f"planar_20_{k}")
+                                     - _mean_over_splits(plain_runs[s], f"gaussian_{k}") for s in paired], d)
+                       if paired else "-" for k, d in keys], ""])
+    return markdown_table(["likelihood", "q(X)", "seeds", "RMSE, mean of u1-u5", "log-prob of the discrete rating",
+                           "50 % coverage", "90 % coverage", "s/epoch, median over seeds (shared machine)"], rows)
+
+
+@generator("gplvf-likelihoods-movielens-a")
+def movielens_protocol_a_table() -> str:
+    """Protocol (a), held-out users: per likelihood and q(X), mean ± sd over the seeds every likelihood has."""
+    seeds = _split_seeds(PROTOCOL_A_RUNS)
+    rows = []
+    for label, pattern in PROTOCOL_A_RUNS:
+        results = [load(pattern.format(seed=seed))["a"] for seed in seeds]
+        for key, name in PROTOCOL_A_LATENTS:
+            runs = [r[key] for r in results]
+            rows.append([label, name, _mean_and_sd([r["rmse"] for r in runs], 4),
+                         _mean_and_sd([r["test_logprob_discrete"] for r in runs], 4),
+                         f"{_mean_and_sd([r['coverage_50'] for r in runs], 3)} "
+                         f"({fmt(float(np.mean([r['width_50'] for r in runs])), 2)})",
+                         f"{_mean_and_sd([r['coverage_90'] for r in runs], 3)} "
+                         f"({fmt(float(np.mean([r['width_90'] for r in runs])), 2)})",
+                         fmt(float(np.median([r["seconds_per_epoch"] for r in runs])), 2),
+                         fmt(float(np.median([r["infer_seconds"] for r in runs])), 0)])
+    baseline = [load(PROTOCOL_A_RUNS[0][1].format(seed=seed))["a"]["bias_baseline"]["rmse"] for seed in seeds]
+    rows.append(["user and item biases (regularised least squares)", "-", _mean_and_sd(baseline, 4), "-", "-", "-",
+                 "-", "-"])
+    return markdown_table(["likelihood", "q(X)", f"RMSE (seeds {', '.join(map(str, seeds))})",
+                           "log-prob of the discrete rating", "50 % coverage (mean width)", "90 % coverage (mean width)",
+                           "s/epoch, median (shared machine)", "q(x*) fit s, median"], rows)
+
+
+@generator("gplvf-likelihoods-movielens-a-verdict")
+def movielens_protocol_a_verdict() -> str:
+    """Seed by seed in protocol (a): which likelihood has the lower RMSE and the higher discrete log-probability,
+    and whether Planar 20 beats the Gaussian q(X) on both for each likelihood."""
+    seeds = _split_seeds(PROTOCOL_A_RUNS)
+    (first, first_pattern), (second, second_pattern) = PROTOCOL_A_RUNS
+    a = [load(first_pattern.format(seed=seed))["a"] for seed in seeds]
+    b = [load(second_pattern.format(seed=seed))["a"] for seed in seeds]
+    parts = []
+    for key, name in PROTOCOL_A_LATENTS:
+        lower = sum(x[key]["rmse"] < y[key]["rmse"] for x, y in zip(a, b))
+        higher = sum(x[key]["test_logprob_discrete"] > y[key]["test_logprob_discrete"] for x, y in zip(a, b))
+        parts.append(f"with a {name} q(X) the {first} model has the lower RMSE in {lower} and the higher "
+                     f"log-probability of the discrete rating in {higher} of the {len(seeds)} seeds")
+    for label, results in ((first, a), (second, b)):
+        both = sum(r["planar_20"]["rmse"] < r["gaussian"]["rmse"]
+                   and r["planar_20"]["test_logprob_discrete"] > r["gaussian"]["test_logprob_discrete"] for r in results)
+        parts.append(f"Planar 20 improves both on the Gaussian q(X) of the {label} model in {both} of the "
+                     f"{len(seeds)} seeds")
+    return "; ".join(parts)

@@ -25,6 +25,7 @@ from ..bijectors import flow_local_nonlinearity, planar_flow
 from ..bijectors.planar import flow_forward_and_log_det
 from ..kullback_leiblers import LatentKL, MonteCarloFlowKL, flow_kl_to_standard_normal, gaussian_kl_to_standard_normal
 from ..latents import BASE_COVARIANCE_NAMES
+from ..likelihoods.masked import likelihood_and_mean_for
 from ..models.gplvf import GPLVF
 from ..models.new_rows_latents import NewRowsLatents
 from ..training import NaturalGradientUpdate, adam_by_group, decayed_learning_rate, fit
@@ -41,6 +42,7 @@ __all__ = [
     "train_with_fit",
     "GPLVFTraining",
     "train_gplvf",
+    "with_shared_linear_mean",
     "BaseGaussianKLAblation",
     "KL_X_CHOICES",
     "kernel_lengthscales",
@@ -253,6 +255,7 @@ class GPLVFTraining:
     identity_at_zero: bool = True
     encoder: bool = False
     likelihood: str = "gaussian"
+    shared_linear_mean: bool = False
 
     def group_rates(self, flow_length: int) -> dict[str, float]:
         """``group_learning_rates`` of a model with ``flow_length`` planar layers."""
@@ -273,6 +276,16 @@ class GPLVFTraining:
             warm_start=warm_start,
             **settings,
         )
+
+
+def with_shared_linear_mean(mean_function: gpflow.mean_functions.MeanFunction, latent_dim: int):
+    """``mean_function`` plus one linear function wᵀx_n shared by every output (w [Q, 1], from zero; no offset of
+    its own: the per-output mean holds it). A level of row n that every column sees (a MovieLens user's rating
+    level) is then learnt once, through w and x_n, instead of by each output's q(u_d) from its own few entries."""
+    check_positive_int(latent_dim, "latent_dim")
+    shared = gpflow.mean_functions.Linear(A=np.zeros((latent_dim, 1)), b=np.zeros(1))
+    gpflow.utilities.set_trainable(shared.b, False)
+    return mean_function + shared
 
 
 def train_gplvf(
@@ -297,6 +310,7 @@ def train_gplvf(
     identity_at_zero: bool = True,
     encoder: bool = False,
     likelihood: str = "gaussian",
+    shared_linear_mean: bool = False,
 ):
     """Build a GPLVF on ``train`` with ``flow_length`` planar layers (0 = Gaussian q(X)), trainable Z, and train
     it (:func:`train_with_fit`); returns (model, History).
@@ -305,7 +319,7 @@ def train_gplvf(
     :func:`make_kernel`; ``encoder``: amortise q(x_n) with :func:`build_encoder`; ``likelihood``: a name of
     :data:`~gpflow_ext.recipes.gplvf_likelihoods.LIKELIHOOD_NAMES`. ``warm_start``: a trained
     Gaussian-q(X) GPLVF on the same data whose parameters the new model starts from (its flow starts near the
-    identity)."""
+    identity). ``shared_linear_mean``: the likelihood's per-output mean plus :func:`with_shared_linear_mean`."""
     if kl_x not in KL_X_CHOICES:
         raise ValueError(f"kl_x must be one of {sorted(KL_X_CHOICES)}, got {kl_x!r}")
     if base_covariance not in BASE_COVARIANCE_NAMES:
@@ -315,6 +329,12 @@ def train_gplvf(
         planar_flow(flow_length, latent_dim, seed=seed, identity_at_zero=identity_at_zero) if flow_length > 0 else None
     )
     values, observed = check_observations(train, name="train")
+    arguments = likelihood_arguments(likelihood, values, observed)
+    if shared_linear_mean:
+        _, per_output, _ = likelihood_and_mean_for(
+            values, observed, arguments.get("likelihood"), mean_function=arguments.get("mean_function")
+        )
+        arguments["mean_function"] = with_shared_linear_mean(per_output, latent_dim)
     model = GPLVF(
         train,
         latent_dim,
@@ -326,7 +346,7 @@ def train_gplvf(
         base_covariance=BASE_COVARIANCE_NAMES[base_covariance](),
         encoder=build_encoder(values.shape[1], latent_dim) if encoder else None,
         kl_x=KL_X_CHOICES[kl_x](flow),
-        **likelihood_arguments(likelihood, values, observed),
+        **arguments,
     )
     gpflow.utilities.set_trainable(model.inducing_variable, True)
     if warm_start is not None:
