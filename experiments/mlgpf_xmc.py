@@ -47,8 +47,8 @@ def print_comparison(results) -> str:
         paper = r["paper"]
         rows.append({
             "dataset": r["dataset"], "method": r["method"], "epochs": r["epochs_trained"],
-            "P@1": r["P@1"], "paper P@1": paper["P@1"], "P@3": r["P@3"], "paper P@3": paper["P@3"],
-            "P@5": r["P@5"], "paper P@5": paper["P@5"], "s/epoch": r.get("seconds_per_epoch"),
+            "P@1": r.get("P@1"), "paper P@1": paper.get("P@1"), "P@3": r.get("P@3"), "paper P@3": paper.get("P@3"),
+            "P@5": r.get("P@5"), "paper P@5": paper.get("P@5"), "s/epoch": r.get("seconds_per_epoch"),
             "paper s/epoch": paper["seconds_per_epoch"],
         })
     return print_table(rows, ["dataset", "method", "epochs", "P@1", "paper P@1", "P@3", "paper P@3", "P@5",

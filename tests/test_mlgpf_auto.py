@@ -251,6 +251,30 @@ def test_rank_across_datasets_averages_ranks_and_breaks_ties_by_order():
     assert rank_across({"x": outcome((1.0, 1.0), (1.0, 1.0))})["chosen"] == "a"  # equal: the first listed
     with pytest.raises(ValueError):
         rank_across({})
+    # a set with fewer than 5 labels has no P@5: its ranks are over P@1 and P@3 only
+    few = {"complete": True, "candidates": [
+        {"name": n, "P@1 mean": a, "P@3 mean": a, "splits": [{"P@1": a, "P@3": a}]} for n, a in zip("ab", (1.0, 2.0))]}
+    ranking = rank_across({"x": outcome((2.0, 1.0), (1.0, 1.0)), "few": few})
+    assert set(ranking["ranks"]["few"]) == {"P@1", "P@3"}
+    assert ranking["mean_rank"]["a"] == pytest.approx((1 + 1.5 + 1.5 + 2 + 2) / 5)
+    unscored = {"complete": False, "candidates": [{"name": "a", "splits": []}, {"name": "b", "splits": []}]}
+    with pytest.raises(ValueError, match="no P@1 mean yet"):
+        rank_across({"unscored": unscored})
+
+
+def test_best_recipe_runs_on_a_set_with_fewer_labels_than_the_largest_cut_off():
+    """--recipe best on two labels: P@1 (and nDCG@1) are scored, P@3 and P@5 are not, the run does not fail."""
+    import scipy.sparse as sp
+
+    from gpflow_ext.recipes.mlgpf import run_mlgpf
+
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(rng.random((120, 12)) * (rng.random((120, 12)) < 0.4))
+    Y = sp.csr_matrix(np.eye(2)[(X[:, 0].toarray()[:, 0] > 0.1).astype(int)])
+    config = configs.best_config("s-linear", "two-labels", epochs=2, kernel_variance_grid=(1.0, 4.0))
+    result = run_mlgpf(config, (X[:90], Y[:90]), (X[90:], Y[90:]), progress=False, save_rows=True)
+    assert {"P@1", "nDCG@1"} <= set(result) and not {"P@3", "P@5"} & set(result)
+    assert 0.0 <= result["P@1"] <= 100.0 and result["tuning"]["chosen"] in (1.0, 4.0)
 
 
 def test_auto_grid_is_geometric_around_the_fixed_variance_and_ends_are_flagged():

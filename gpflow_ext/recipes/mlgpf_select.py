@@ -163,6 +163,8 @@ def summarise(scores: list[dict[str, float]], metrics: Sequence[str] = METRICS) 
     """``{"P@1 mean": ..., "P@1 sd": ...}`` over the splits (sd with ddof 1; 0 for one split)."""
     out = {}
     for metric in metrics:
+        if not all(metric in s for s in scores):  # e.g. P@5 of a set with fewer than 5 labels
+            continue
         values = np.array([s[metric] for s in scores], dtype=float)
         out[f"{metric} mean"] = float(values.mean())
         out[f"{metric} sd"] = float(values.std(ddof=1)) if values.size > 1 else 0.0
@@ -284,7 +286,7 @@ def select(
                     "split": index,
                     "n_fit": int(len(fit_rows)),
                     "n_held_out": int(len(held_rows)),
-                    **{m: float(result[m]) for m in METRICS},
+                    **{m: float(result[m]) for m in METRICS if m in result},
                     "seconds": time.perf_counter() - start,
                 }
             fits[key] = {k: v for k, v in score.items() if k != "tuning"}
@@ -296,7 +298,7 @@ def select(
             if log is not None:
                 log(
                     f"{row['name']} split {index}: "
-                    + " ".join(f"{m} {score[m]:.2f}" for m in METRICS)
+                    + " ".join(f"{m} {score[m]:.2f}" for m in METRICS if m in score)
                     + (f" σ² {tuning['chosen']:g}" if tuning is not None else "")
                     + (
                         f" (the {score['tuning']['at_end']} end of the grid)"
@@ -349,7 +351,8 @@ def _key(config: dict[str, Any]) -> str:
 
 def rank_across(outcomes: dict[str, dict[str, Any]], metrics: Sequence[str] = METRICS) -> dict[str, Any]:
     """:data:`RANK_RULE` over ``{dataset: select(...) outcome}`` (every outcome listing the same candidates in
-    the same order; a candidate's means over the splits it has): ``{"rule", "metrics", "ranks": {dataset:
+    the same order; a candidate's means over the splits it has; a metric no candidate could score on a dataset,
+    such as P@5 with fewer than 5 labels, is left out of that dataset's ranks): ``{"rule", "metrics", "ranks": {dataset:
     {metric: {candidate: rank}}}, "mean_rank": {candidate: r}, "chosen", "complete"}``."""
     from scipy.stats import rankdata
 
@@ -364,10 +367,15 @@ def rank_across(outcomes: dict[str, dict[str, Any]], metrics: Sequence[str] = ME
         ranks[dataset] = {}
         for metric in metrics:
             means = np.array([c.get(f"{metric} mean", np.nan) for c in rows], dtype=float)
+            if all(
+                f"{metric} mean" not in c and c.get("splits") and all(metric not in x for x in c["splits"])
+                for c in rows
+            ):
+                continue  # no candidate scores it on this dataset (P@5 with fewer than 5 labels)
             if np.isnan(means).any():
                 raise ValueError(f"dataset {dataset!r}: a candidate has no {metric} mean yet (no split scored)")
             ranks[dataset][metric] = dict(zip(names, map(float, rankdata(-means, method="average"))))
-    mean_rank = {n: float(np.mean([ranks[d][m][n] for d in ranks for m in metrics])) for n in names}
+    mean_rank = {n: float(np.mean([ranks[d][m][n] for d in ranks for m in ranks[d]])) for n in names}
     best = min(mean_rank.values())
     return {
         "rule": RANK_RULE.format(metrics="/".join(metrics)),
