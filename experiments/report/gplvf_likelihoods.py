@@ -207,3 +207,59 @@ def movielens_protocol_a_verdict() -> str:
         parts.append(f"Planar 20 improves both on the Gaussian q(X) of the {label} model in {both} of the "
                      f"{len(seeds)} seeds")
     return "; ".join(parts)
+
+
+#: (label, result file) of the candidates scored on the validation part of each uK.base (``--validation-fraction``)
+VALIDATION_RUNS = (
+    ("Gaussian, bias-centred (the defaults)", "docs/gplvf/results/validation/b_u15_defaults.json"),
+    ("Gaussian, bias-centred, 300 epochs", "docs/gplvf/results/validation/b_u15_e300.json"),
+    ("Gaussian, bias-centred, M = 50", "docs/gplvf/results/validation/b_u15_m50.json"),
+    ("Gaussian, bias-centred, Q = 20", "docs/gplvf/results/validation/b_u15_q20.json"),
+    ("Gaussian, bias-centred, shared linear mean", "docs/gplvf/results/validation/b_u15_shared_linear_mean.json"),
+    ("Ordinal", "docs/gplvf/results/validation/b_u15_ordinal.json"),
+    ("Ordinal, shared linear mean", "docs/gplvf/results/validation/b_u15_ordinal_shared_linear_mean.json"),
+)
+
+
+def _validation_means() -> dict[str, dict[str, float]]:
+    """Per candidate whose file exists: its means over the splits' validation parts (the files must say so)."""
+    from experiments.report import REPO
+
+    means = {}
+    for label, path in VALIDATION_RUNS:
+        if not (REPO / path).is_file():
+            continue
+        runs = list(load(path)["b"].values())
+        if any(r["scored"] != "validation" for r in runs):
+            raise ValueError(f"{path} scores a test split, not the validation part of uK.base")
+        keys = ("gaussian_rmse", "gaussian_test_logprob_discrete", "gaussian_coverage_90", "bias_rmse")
+        means[label] = {key: float(np.mean([r[key] for r in runs])) for key in keys}
+        means[label].update(splits=len(runs), min_rmse=min(r["gaussian_rmse"] for r in runs),
+                            max_rmse=max(r["gaussian_rmse"] for r in runs),
+                            seconds=float(np.median([r["gaussian_seconds_per_epoch"] for r in runs])))
+    return means
+
+
+@generator("gplvf-movielens-b-validation")
+def movielens_validation_table() -> str:
+    """Each candidate on the validation part of u1-u5's uK.base (one seed): means over the splits."""
+    rows = [[label, m["splits"], fmt(m["gaussian_rmse"], 4), f"{fmt(m['min_rmse'], 4)} to {fmt(m['max_rmse'], 4)}",
+             fmt(m["gaussian_test_logprob_discrete"], 4), fmt(m["gaussian_coverage_90"], 3), fmt(m["bias_rmse"], 4),
+             fmt(m["seconds"], 1)] for label, m in _validation_means().items()]
+    return markdown_table(["candidate (q(X) Gaussian)", "splits", "validation RMSE, mean", "range over splits",
+                           "log-prob of the discrete rating, mean", "90 % coverage", "bias baseline RMSE",
+                           "s/epoch (shared machine)"], rows)
+
+
+@generator("gplvf-movielens-b-validation-choice")
+def movielens_validation_choice() -> str:
+    """The candidates with the lowest mean validation RMSE and the highest mean discrete log-probability."""
+    means = _validation_means()
+    by_rmse = min(means, key=lambda label: means[label]["gaussian_rmse"])
+    by_logprob = max(means, key=lambda label: means[label]["gaussian_test_logprob_discrete"])
+    default = means[VALIDATION_RUNS[0][0]]
+    return (f"of the {len(means)} candidates scored, the lowest mean validation RMSE is {by_rmse}'s "
+            f"({fmt(means[by_rmse]['gaussian_rmse'], 4)}; the defaults {fmt(default['gaussian_rmse'], 4)}) and the "
+            f"highest mean log-probability of the discrete rating is {by_logprob}'s "
+            f"({fmt(means[by_logprob]['gaussian_test_logprob_discrete'], 4)}; the defaults "
+            f"{fmt(default['gaussian_test_logprob_discrete'], 4)})")
