@@ -159,11 +159,36 @@ def test_table() -> str:
         paired = load(_paired(dataset))
         for name, method in paired["methods"].items():
             cells = [_range(method["summary"][f"P@{k}"]) for k in paired["ks"]]
-            cost = ([_recipe_median(paired, "seconds_per_epoch", 3), _recipe_median(paired, "peak_rss_gb", 2)]
-                    if name.startswith("recipe ") else ["", ""])
-            rows.append([NAMES[dataset], _name(name), len(method["runs"]), *cells, *cost])
+            seconds = _recipe_median(paired, "seconds_per_epoch", 3) if name.startswith("recipe ") else ""
+            rows.append([NAMES[dataset], _name(name), len(method["runs"]), *cells, seconds])
     return markdown_table(["set", "method", "runs", *[f"P@{k}: median (min to max)" for k in KS],
-                           "s/epoch (median)", "peak RSS, GB (runs recording it)"], rows)
+                           "s/epoch (median)"], rows)
+
+
+def _rerun(dataset: str) -> str:
+    return f"{STORE}/{dataset}-best-min-steps-seed0-rerun-rows.json"
+
+
+@generator("mlgpf-four-sets-memory")
+def memory_table() -> str:
+    """Per set: the recipe's seed-0 test run re-run on another machine, with its peak memory, beside the stored
+    run: σ² chosen, P@k of both, and the share of test rows whose top 5 labels are the same in the same order."""
+    from gpflow_ext.recipes.xmc_baselines import decode_rows
+
+    rows = []
+    for dataset in DATASETS:
+        if not _has(_rerun(dataset)):
+            continue
+        rerun, stored = load(_rerun(dataset)), load(f"{STORE}/{dataset}-best-min-steps-seed0-rows.json")
+        same = np.mean(np.all(np.asarray(decode_rows(rerun["top"])) == np.asarray(decode_rows(stored["top"])), axis=1))
+        rows.append([NAMES[dataset], fmt(rerun["peak_rss_gb"], 2), fmt(rerun["provenance"]["wall_seconds"], 0),
+                     fmt(rerun["seconds_per_epoch"], 3), rerun["epochs_trained"],
+                     f"{stored['tuning']['chosen']:g} / {rerun['tuning']['chosen']:g}",
+                     " / ".join(f"{fmt(stored[f'P@{k}'])} → {fmt(rerun[f'P@{k}'])}" for k in KS),
+                     f"{100 * same:.1f} %", f"{stored['provenance']['cpu_model']} → {rerun['provenance']['cpu_model']}"])
+    return markdown_table(["set", "peak RSS, GB", "wall s (tuning + training + scoring)", "s/epoch", "epochs",
+                           "σ² chosen, stored / re-run", "P@1 / P@3 / P@5, stored → re-run",
+                           "test rows with the same top 5", "machine"], rows)
 
 
 @generator("mlgpf-four-sets-paired")
