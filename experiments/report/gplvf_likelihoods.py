@@ -215,7 +215,6 @@ def movielens_protocol_a_verdict() -> str:
 #: (label, result file) of the candidates scored on the validation part of each uK.base (``--validation-fraction``)
 VALIDATION_RUNS = (
     ("Gaussian, bias-centred (the defaults)", "docs/gplvf/results/validation/b_u15_defaults.json"),
-    ("Gaussian, bias-centred, M = 50", "docs/gplvf/results/validation/b_u15_m50.json"),
     ("Gaussian, bias-centred, Q = 20", "docs/gplvf/results/validation/b_u15_q20.json"),
     ("Gaussian, bias-centred, shared linear mean", "docs/gplvf/results/validation/b_u15_shared_linear_mean.json"),
     ("Ordinal", "docs/gplvf/results/validation/b_u15_ordinal.json"),
