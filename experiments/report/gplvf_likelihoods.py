@@ -80,6 +80,12 @@ def _mean_and_sd(values: list[float], digits: int) -> str:
     return f"{fmt(float(np.mean(values)), digits)} ± {fmt(float(np.std(values, ddof=1)), digits)}"
 
 
+def _signed_mean_and_sd(values: list[float], digits: int) -> str:
+    """:func:`_mean_and_sd` of differences, the mean with its sign."""
+    mean = f"{float(np.mean(values)):+.{digits}f}"
+    return mean if len(values) == 1 else f"{mean} ± {fmt(float(np.std(values, ddof=1)), digits)}"
+
+
 @generator("gplvf-likelihoods-movielens-splits")
 def movielens_splits_table() -> str:
     """Gaussian (bias-centred) and ordinal GPLVF on each of u1-u5 and their mean: RMSE, discrete log-probability,
@@ -139,11 +145,12 @@ def _mean_over_splits(result: dict, key: str) -> float:
 @generator("gplvf-likelihoods-movielens-splits-flows")
 def movielens_splits_flows_table() -> str:
     """Per likelihood, the mean over u1-u5 of a Gaussian q(X) (the seeds of the table above) and of a Planar 20
-    q(X) (the seeds run with ``--flows-b 20``), and Planar 20 - Gaussian paired by seed."""
-    plain_seeds, flow_seeds = _split_seeds(), _split_seeds(MOVIELENS_SPLIT_FLOW_RUNS)
+    q(X) (the seeds that likelihood was run with ``--flows-b 20``), and Planar 20 - Gaussian paired by seed."""
+    plain_seeds = _split_seeds()
     keys = (("rmse", 4), ("test_logprob_discrete", 4), ("coverage_50", 3), ("coverage_90", 3))
     rows = []
     for (label, plain), (_, flowed) in zip(MOVIELENS_SPLIT_RUNS, MOVIELENS_SPLIT_FLOW_RUNS):
+        flow_seeds = _split_seeds(((label, flowed),))  # each likelihood's own Planar 20 seeds
         plain_runs = {seed: load(plain.format(seed=seed)) for seed in plain_seeds}
         flow_runs = {seed: load(flowed.format(seed=seed)) for seed in flow_seeds}
         for name, runs, seeds in (("Gaussian", plain_runs, plain_seeds), ("Planar 20", flow_runs, flow_seeds)):
@@ -155,7 +162,7 @@ def movielens_splits_flows_table() -> str:
                                               for s in seeds])), 1) if seeds else "-"])
         paired = [s for s in flow_seeds if s in plain_runs]
         rows.append([label, "Planar 20 − Gaussian, same seed", ", ".join(map(str, paired)) or "-",
-                     *[_mean_and_sd([_mean_over_splits(flow_runs[s], f"planar_20_{k}")
+                     *[_signed_mean_and_sd([_mean_over_splits(flow_runs[s], f"planar_20_{k}")
                                      - _mean_over_splits(plain_runs[s], f"gaussian_{k}") for s in paired], d)
                        if paired else "-" for k, d in keys], ""])
     return markdown_table(["likelihood", "q(X)", "seeds", "RMSE, mean of u1-u5", "log-prob of the discrete rating",
