@@ -349,6 +349,12 @@ def _key(config: dict[str, Any]) -> str:
     return json.dumps(config, sort_keys=True)
 
 
+def _unscorable(candidates: list[dict[str, Any]], metric: str) -> bool:
+    """Splits were scored but none has ``metric`` (P@5 of a dataset with fewer than 5 labels)."""
+    splits = [s for c in candidates for s in c.get("splits", [])]
+    return bool(splits) and all(metric not in s for s in splits)
+
+
 def rank_across(outcomes: dict[str, dict[str, Any]], metrics: Sequence[str] = METRICS) -> dict[str, Any]:
     """:data:`RANK_RULE` over ``{dataset: select(...) outcome}`` (every outcome listing the same candidates in
     the same order; a candidate's means over the splits it has; a metric no candidate could score on a dataset,
@@ -367,11 +373,8 @@ def rank_across(outcomes: dict[str, dict[str, Any]], metrics: Sequence[str] = ME
         ranks[dataset] = {}
         for metric in metrics:
             means = np.array([c.get(f"{metric} mean", np.nan) for c in rows], dtype=float)
-            if all(
-                f"{metric} mean" not in c and c.get("splits") and all(metric not in x for x in c["splits"])
-                for c in rows
-            ):
-                continue  # no candidate scores it on this dataset (P@5 with fewer than 5 labels)
+            if _unscorable(rows, metric):
+                continue
             if np.isnan(means).any():
                 raise ValueError(f"dataset {dataset!r}: a candidate has no {metric} mean yet (no split scored)")
             ranks[dataset][metric] = dict(zip(names, map(float, rankdata(-means, method="average"))))
