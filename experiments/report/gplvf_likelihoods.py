@@ -276,3 +276,30 @@ def movielens_validation_choice() -> str:
             f"highest mean log-probability of the discrete rating is {by_logprob}'s "
             f"({fmt(means[by_logprob]['gaussian_test_logprob_discrete'], 4)}; the defaults "
             f"{fmt(default['gaussian_test_logprob_discrete'], 4)}); {verdict}")
+
+
+#: (label, result file) of a validation candidate run on u1-u5's test splits, one seed
+CANDIDATE_TEST_RUNS = (
+    ("Ordinal, shared linear mean", "docs/gplvf/results/movielens_b_u15_ordinal_shared_linear_mean_seed0.json"),
+)
+
+
+@generator("gplvf-likelihoods-movielens-candidate-test")
+def movielens_candidate_test_table() -> str:
+    """Per split and as the mean of u1-u5: the candidate's test run beside the seed-0 runs of the two likelihoods."""
+    runs = [*[(label, load(pattern.format(seed=0))) for label, pattern in MOVIELENS_SPLIT_RUNS],
+            *[(label, load(path)) for label, path in CANDIDATE_TEST_RUNS]]
+    splits = list(runs[0][1]["b"])
+    rows = []
+    for split in [*splits, "mean"]:
+        for label, result in runs:
+            def value(key, result=result, split=split):
+                if split != "mean":
+                    return result["b"][split][key]
+                return float(np.mean([result["b"][s][key] for s in splits]))
+
+            rows.append([split if split != "mean" else f"mean of {len(splits)}", label, fmt(value("gaussian_rmse"), 4),
+                         fmt(value("gaussian_test_logprob_discrete"), 4), fmt(value("gaussian_coverage_50"), 3),
+                         fmt(value("gaussian_coverage_90"), 3), fmt(value("gaussian_seconds_per_epoch"), 1)])
+    return markdown_table(["split", "model (q(X) Gaussian, seed 0)", "RMSE", "log-prob of the discrete rating",
+                           "50 % coverage", "90 % coverage", "s/epoch (shared machine)"], rows)
