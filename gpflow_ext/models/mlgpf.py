@@ -95,6 +95,10 @@ class MLGPF(PreconditionedSVGP):
     :param inverse_and_logdet: how K + Σ_p is factorised and differentiated (see
         :class:`~gpflow_ext.models.PreconditionedSVGP`).
     :param num_gauss_hermite_points: quadrature points for the 1-D expectations (eq. 21).
+    :param latent_scales: fixed output scales s [P] (not trained; default none): latent GP p is s_p g_p with
+        g_p ~ GP(0, k), so its prior covariance is s_p² k. With ``independent_labels`` these are label-wise prior
+        variances σ_k² = s_k² σ² of a linear kernel with variance σ². q(u_p) is that of g_p, so the KL is
+        unchanged and the moments of h_p are s_p m_p, s_p² v_p.
     :param seed: seeds Φ's initialisation and, outside ``fit``, the negative-label sampler (under ``fit``
         the draws are keyed by fit's seed, the step and the row index: :mod:`gpflow_ext.randomness`).
 
@@ -126,6 +130,7 @@ class MLGPF(PreconditionedSVGP):
         seed: int = 0,
         independent_labels: bool = False,
         inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
+        latent_scales: TensorType | None = None,
     ) -> None:
         if not isinstance(kernel, gpflow.kernels.Kernel):
             raise TypeError(f"kernel must be a gpflow.kernels.Kernel, got {type(kernel).__name__}")
@@ -161,6 +166,11 @@ class MLGPF(PreconditionedSVGP):
             num_negative_samples = None
         self.num_negative_samples = None if num_negative_samples is None else int(num_negative_samples)
         self.input_dim = inducing_input_dim(inducing_variable)
+        self.latent_scales = (
+            None
+            if latent_scales is None
+            else gpflow.Parameter(_checked_scales(latent_scales, num_latent_gps), trainable=False, name="latent_scales")
+        )  # s [P]
         self._label_sampler = tf.random.Generator.from_seed(seed)
 
     # -- parameters ----------------------------------------------------------------------
@@ -187,6 +197,18 @@ class MLGPF(PreconditionedSVGP):
         return check_multilabel_data(X, Y, num_labels=self.num_labels, input_dim=self.input_dim)
 
     # -- predictions ---------------------------------------------------------------------
+    @inherit_check_shapes
+    def predict_f(
+        self, Xnew: Any, full_cov: bool = False, full_output_cov: bool = False
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """q(h) of the P latent GPs at Xnew: :meth:`PreconditionedSVGP.predict_f`'s moments, times ``latent_scales``
+        (s m, s² v) when they are set."""
+        mean, var = super().predict_f(Xnew, full_cov=full_cov, full_output_cov=full_output_cov)
+        if self.latent_scales is None:
+            return mean, var
+        scales = tf.convert_to_tensor(self.latent_scales)  # [P]
+        return mean * scales, var * (scales[:, None, None] ** 2 if full_cov else scales**2)
+
     @check_shapes(  # Xnew [N, D], dense or sparse: checked by _as_inputs, as in predict_f
         "return: [N, K]",
     )
@@ -258,6 +280,9 @@ class MLGPF(PreconditionedSVGP):
         """Per row: Σ_{k∈P_i} E log σ(f_ik) + |N_i|/|L_i| Σ_{ℓ∈L_i} E log σ(−f_iℓ) over the sparse labels (a dense
         0/1 tensor Y [B, K], e.g. in a ``jit_compile`` step, takes the same numbers' fixed-shape formulation)."""
         h_var = tf.maximum(f_var, 0.0)  # [B, P]
+        if self.latent_scales is not None:  # h_p = s_p g_p: the bound's marginals are those of g_p
+            scales = tf.convert_to_tensor(self.latent_scales)  # [P]
+            f_mean, h_var = f_mean * scales, h_var * tf.square(scales)  # [B, P] each
         uniform = None
         if self.num_negative_samples is not None:  # per-row draws keyed by (seed, step, row index): see
             # gpflow_ext.randomness (fit's seed and step; outside fit a fresh seed from the model's generator)
@@ -279,6 +304,16 @@ class MLGPF(PreconditionedSVGP):
         return self.likelihood.sparse_variational_expectations(
             f_mean, h_var, labels, self.num_negative_samples, uniform
         )  # [B]
+
+
+def _checked_scales(scales: TensorType, num_latent_gps: int) -> np.ndarray:
+    """``latent_scales`` as a float array [P] of positive finite values, or a ValueError naming it."""
+    values = np.asarray(scales, dtype=gpflow.default_float())
+    if values.shape != (num_latent_gps,):
+        raise ValueError(f"latent_scales must have shape [num_latent_gps] = [{num_latent_gps}], got {values.shape}")
+    if not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError("latent_scales must be positive and finite")
+    return values
 
 
 def _num_rows(X: Any) -> int:

@@ -109,6 +109,14 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
     frequency = np.clip(np.asarray(Y.sum(axis=0)).ravel() / N, 0.5 / N, 1.0 - 0.5 / N)  # [K]
     model_kwargs.setdefault("bias", np.log(frequency) - np.log1p(-frequency))
     num_latent_gps = Y.shape[1] if config.independent_labels else config.num_latent_gps
+    if config.label_kernel_variances is not None:
+        if len(config.label_kernel_variances) != Y.shape[1]:
+            raise ValueError(
+                f"config.label_kernel_variances has {len(config.label_kernel_variances)} values; Y has "
+                f"{Y.shape[1]} labels"
+            )
+        scales = np.sqrt(np.asarray(config.label_kernel_variances) / config.kernel_variance)  # [K]
+        model_kwargs.setdefault("latent_scales", scales)
     return MLGPF(
         kernel,
         inducing_variable,

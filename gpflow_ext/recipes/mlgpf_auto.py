@@ -35,7 +35,17 @@ from ..metrics import ranking_metrics
 from ..validation import check_positive_int
 from .mlgpf_config import MLGPFConfig
 
-__all__ = ["TUNING_RULE", "map_weights", "map_scores", "tune_kernel_variance", "grid_end", "resolve_config"]
+__all__ = [
+    "TUNING_RULE",
+    "LABEL_WISE_RULE",
+    "label_log_likelihoods",
+    "resolved_config",
+    "map_weights",
+    "map_scores",
+    "tune_kernel_variance",
+    "grid_end",
+    "resolve_config",
+]
 
 TUNING_RULE = (
     "inner {folds}-fold cross-validation on the training rows (KFold, shuffled, random_state = the config's seed): "
@@ -44,6 +54,15 @@ TUNING_RULE = (
     "grid, the held-out rows ranked by the MAP scores; σ² with the highest mean held-out P@1 is chosen (the "
     "smallest of equal means); while the choice is an end of the grid, one more step of the grid's ratio is "
     "added past that end and the choice made again, at most {extensions} times"
+)
+
+#: The label-wise rule (``MLGPFConfig.label_wise_variance``), on the same inner folds and MAP scores as
+#: :data:`TUNING_RULE`. The MAP weights of the K labels are independent given σ², so label k's held-out scores
+#: at σ² are those of a model in which only label k has that prior variance.
+LABEL_WISE_RULE = (
+    "per label k, the σ² of the scored grid with the highest held-out Bernoulli log-likelihood of label k under "
+    "the MAP scores, summed over the inner folds (the smallest of equal values); the model is trained with prior "
+    "variance σ²_k for label k"
 )
 
 
@@ -139,12 +158,14 @@ def tune_kernel_variance(
     transform: Any = None,
     max_iter: int = 50,
     extensions: int = 0,
+    label_wise: bool = False,
 ) -> dict[str, Any]:
     """The record of :data:`TUNING_RULE` on the training rows ``(X, Y)``: ``{"rule", "grid", "initial_grid",
     "folds", "seed", "rank", "scores": [{"kernel_variance", "P@1 mean", "P@3 mean", "P@5 mean", "P@1 per fold"}],
     "chosen", "at_end"}``. ``transform`` (as ``MLGPFConfig.input_transform``) is fitted on each inner fold's fit
     rows. ``extensions``: how many values may be added past an end of ``grid`` that is chosen (``grid`` then lists
-    them too; ``initial_grid`` is the grid given)."""
+    them too; ``initial_grid`` is the grid given). ``label_wise``: also choose a σ²_k per label from the scored grid
+    (:data:`LABEL_WISE_RULE`), recorded as ``"label_variances"`` [K] and ``"label_variance_counts"`` ([σ², number of labels] per σ²)."""
     from sklearn.model_selection import KFold
 
     initial = tuple(sorted({float(v) for v in grid}))
@@ -154,6 +175,7 @@ def tune_kernel_variance(
     extensions = check_positive_int(extensions, "tuning_extensions", minimum=0)
     k = min(5, Y.shape[1])
     splits = list(KFold(n_splits=folds, shuffle=True, random_state=seed).split(np.arange(num_rows)))
+    label_log_lik: dict[float, np.ndarray] = {}  # σ² -> [K] held-out log-likelihood summed over the inner folds
 
     def score(variances: list[float]) -> dict[float, dict[str, Any]]:
         # one inner fold's basis and features at a time (memory of one fold), σ² warm-started in the order given
@@ -167,6 +189,8 @@ def tune_kernel_variance(
                 top = np.argsort(-scores, axis=1, kind="stable")[:, :k]  # [N_held, k]
                 metrics = ranking_metrics(top, Y[held], ks=[j for j in (1, 3, 5) if j <= k])
                 per_fold[variance].append({m: v for m, v in metrics.items() if m.startswith("P@")})
+                if label_wise:
+                    label_log_lik[variance] = label_log_lik.get(variance, 0.0) + label_log_likelihoods(scores, Y[held])
         table = {}
         for variance, rows in per_fold.items():
             entry: dict[str, Any] = {"kernel_variance": variance, "P@1 per fold": [r["P@1"] for r in rows]}
@@ -196,6 +220,30 @@ def tune_kernel_variance(
         "scores": [table[v] for v in values],
         "chosen": chosen,
         "at_end": grid_end(chosen, values),
+        **(_label_wise_choice(label_log_lik, chosen) if label_wise else {}),
+    }
+
+
+def label_log_likelihoods(scores: np.ndarray, Y: Any) -> np.ndarray:
+    """Σ_i log p(y_ik | f_ik) [K] of 0/1 labels ``Y`` [N, K] (dense or CSR) under Bernoulli-logit scores
+    ``scores`` [N, K]: Σ_i (y_ik f_ik − softplus(f_ik))."""
+    F = np.asarray(scores, dtype=np.float64)  # [N, K]
+    positive = np.asarray(Y.multiply(F).sum(axis=0)).ravel() if scipy.sparse.issparse(Y) else np.sum(Y * F, axis=0)
+    return positive - np.sum(np.logaddexp(0.0, F), axis=0)  # [K]
+
+
+def _label_wise_choice(label_log_lik: dict[float, np.ndarray], chosen: float) -> dict[str, Any]:
+    """Per label, the σ² of the scored grid with the highest held-out log-likelihood summed over the inner folds
+    (the smallest of equal values)."""
+    values = sorted(label_log_lik)
+    table = np.stack([label_log_lik[v] for v in values])  # [V, K]
+    label_variances = np.asarray(values)[np.argmax(table, axis=0)]  # [K]
+    counts = [[float(v), int(np.sum(label_variances == v))] for v in values]  # [σ², labels choosing it], ascending
+    return {
+        "label_rule": LABEL_WISE_RULE,
+        "label_variances": [float(v) for v in label_variances],
+        "label_variance_counts": counts,
+        "label_log_likelihood_gain": float(np.sum(np.max(table, axis=0)) - np.sum(label_log_lik[chosen])),
     }
 
 
@@ -233,5 +281,23 @@ def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, di
         rank=config.rank,
         transform=config.input_transform,
         extensions=config.tuning_extensions,
+        label_wise=config.label_wise_variance,
     )
-    return dataclasses.replace(config, kernel_variance=record["chosen"], kernel_variance_grid=None), record
+    return resolved_config(config, record), record
+
+
+def resolved_config(config: MLGPFConfig, record: dict[str, Any]) -> MLGPFConfig:
+    """``config`` with the choices of a tuning ``record`` (:func:`tune_kernel_variance`) in place of its rule:
+    ``kernel_variance`` = the chosen σ², and with ``label_wise_variance`` the ``label_kernel_variances``; the
+    grid cleared."""
+    if not config.label_wise_variance:
+        return dataclasses.replace(config, kernel_variance=record["chosen"], kernel_variance_grid=None)
+    if "label_variances" not in record:
+        raise ValueError("config.label_wise_variance is set but the tuning record has no label_variances")
+    return dataclasses.replace(
+        config,
+        kernel_variance=record["chosen"],
+        kernel_variance_grid=None,
+        label_wise_variance=False,
+        label_kernel_variances=tuple(record["label_variances"]),
+    )

@@ -92,6 +92,11 @@ class MLGPFConfig:
     :param min_steps: train for at least this many optimiser steps: on N training rows ``epochs`` is raised to
         ceil(min_steps / ceil(N / batch_size)) where it is fewer (:meth:`with_min_steps`, applied by
         :func:`gpflow_ext.recipes.mlgpf_auto.resolve_config`); ``None``: ``epochs`` as given.
+    :param label_wise_variance: with ``kernel_variance_grid`` and ``independent_labels``, the same inner
+        cross-validation also chooses a prior variance σ²_k per label from the grid, by each label's held-out
+        log-likelihood (:data:`gpflow_ext.recipes.mlgpf_auto.LABEL_WISE_RULE`); the model is trained with them.
+    :param label_kernel_variances: σ²_k per label [K] (the outcome of ``label_wise_variance``, or given): label
+        k's GP has prior variance σ²_k, through ``MLGPF(latent_scales=sqrt(σ²_k / kernel_variance))``.
     """
 
     kernel: str = "linear"
@@ -117,6 +122,8 @@ class MLGPFConfig:
     tuning_folds: int = 3
     tuning_extensions: int = 0
     min_steps: int | None = None
+    label_wise_variance: bool = False
+    label_kernel_variances: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -140,6 +147,21 @@ class MLGPFConfig:
             raise ValueError(f"tuning_folds must be at least 2, got {self.tuning_folds}")
         check_positive_int(self.tuning_extensions, "tuning_extensions", minimum=0)
         check_positive_int(self.min_steps, "min_steps", allow_none=True)
+        if self.label_wise_variance and self.kernel_variance_grid is None:
+            raise ValueError("label_wise_variance=True chooses each label's σ² from kernel_variance_grid: set the grid")
+        if (self.label_wise_variance or self.label_kernel_variances is not None) and not self.independent_labels:
+            raise ValueError("label-wise prior variances need independent_labels=True (one latent GP per label)")
+        if self.label_kernel_variances is not None:
+            values = self.label_kernel_variances
+            if isinstance(values, str) or not hasattr(values, "__iter__") or len(tuple(values)) == 0:
+                raise ValueError(
+                    f"label_kernel_variances must be a non-empty sequence of floats or None, got {values!r}"
+                )
+            for value in values:
+                check_positive_number(value, "label_kernel_variances", "positive finite floats")
+            if self.kernel_variance is None:
+                raise ValueError("label_kernel_variances needs kernel_variance (the kernel's σ²) to be set")
+            object.__setattr__(self, "label_kernel_variances", tuple(float(v) for v in values))
         if self.input_transform is not None and not callable(self.input_transform):
             raise TypeError(f"input_transform must be callable or None, got {type(self.input_transform).__name__}")
 
@@ -211,8 +233,8 @@ def label_gps_config(method: str = "s-linear", dataset: str = "bibtex", **overri
         raise ValueError(f"the label-gps recipe is the s-linear model; got method={method!r}")
     settings = dict(rank=2000, kernel_variance=12.0)
     settings.update({k: v for k, v in overrides.items() if v is not None})
-    config = tfidf_config(method, dataset, **settings)
-    return dataclasses.replace(config, basis_inducing=True, independent_labels=True)
+    settings.update(basis_inducing=True, independent_labels=True)  # the recipe's model, whatever the overrides
+    return tfidf_config(method, dataset, **settings)
 
 
 #: σ² values ``label-gps-auto`` chooses from: doubling steps from 1/2 to 256 (``label-gps`` fixes 12). The

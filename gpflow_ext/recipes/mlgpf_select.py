@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .mlgpf import run_mlgpf
-from .mlgpf_auto import grid_end, resolve_config
+from .mlgpf_auto import grid_end, resolve_config, resolved_config
 from .mlgpf_config import RECIPES, MLGPFConfig, epochs_for_min_steps
 
 __all__ = [
@@ -43,6 +43,8 @@ __all__ = [
 #: Other names accepted for config fields in a grid (``prior_variance=8,12`` is ``kernel_variance``).
 ALIASES: dict[str, str] = {"prior_variance": "kernel_variance", "sigma2": "kernel_variance"}
 METRICS = ("P@1", "P@3", "P@5")
+#: The parts of a self-tuning fit's record kept with its scores (enough to resolve the config again)
+TUNING_KEPT = ("chosen", "grid", "folds", "scores", "label_variances", "label_variance_counts")
 RULE = (
     "the candidate with the highest mean {metric} over the held-out splits; candidates whose mean {metric} is "
     "within {margin:g} points of that highest mean are ties, and the first of them in the candidates' order is "
@@ -244,6 +246,8 @@ def select(
             as_fit = _with_min_steps(row["config"], score["n_fit"])  # its config resolved on that split
             if "tuning" in score:  # a self-tuning candidate's fit
                 as_fit = {**as_fit, "kernel_variance": score["tuning"]["chosen"], "kernel_variance_grid": None}
+                if as_fit.get("label_wise_variance"):
+                    as_fit.update(label_wise_variance=False, label_kernel_variances=score["tuning"]["label_variances"])
             fits[(_key(as_fit), *sizes)] = {k: v for k, v in score.items() if k != "tuning"}
 
     def outcome(complete: bool) -> dict[str, Any]:
@@ -269,9 +273,7 @@ def select(
             if config.kernel_variance_grid is not None:  # the same inner cross-validation on the same rows: reused
                 tuning = tunings.get((_tuning_key(config.as_dict()), *sizes))
             if tuning is not None:
-                resolved = dataclasses.replace(
-                    config.with_min_steps(len(fit_rows)), kernel_variance=tuning["chosen"], kernel_variance_grid=None
-                )
+                resolved = resolved_config(config.with_min_steps(len(fit_rows)), tuning)
             else:
                 resolved, tuning = resolve_config(config, X[fit_rows], Y[fit_rows])
                 if tuning is not None:
@@ -292,7 +294,7 @@ def select(
             fits[key] = {k: v for k, v in score.items() if k != "tuning"}
             score = dict(fits[key])
             if tuning is not None:
-                score["tuning"] = {k: tuning[k] for k in ("chosen", "grid", "folds", "scores")}
+                score["tuning"] = {k: tuning[k] for k in TUNING_KEPT if k in tuning}
                 score["tuning"]["at_end"] = grid_end(tuning["chosen"], tuning["grid"])
             row["splits"].append(dict(score))
             if log is not None:
@@ -327,8 +329,17 @@ def _tuning_key(config: dict[str, Any]) -> str:
     tuning."""
     import json
 
-    fields = ("kernel_variance_grid", "tuning_folds", "tuning_extensions", "seed", "rank", "input_transform")
-    return json.dumps({"tuning_extensions": 0, **{k: config.get(k) for k in fields if k in config}}, sort_keys=True)
+    fields = (
+        "kernel_variance_grid",
+        "tuning_folds",
+        "tuning_extensions",
+        "seed",
+        "rank",
+        "input_transform",
+        "label_wise_variance",
+    )
+    defaults = {"tuning_extensions": 0, "label_wise_variance": False}  # files written before these fields existed
+    return json.dumps({**defaults, **{k: config.get(k) for k in fields if k in config}}, sort_keys=True)
 
 
 def _key(config: dict[str, Any]) -> str:
@@ -338,8 +349,9 @@ def _key(config: dict[str, Any]) -> str:
     it in its epochs)."""
     import json
 
-    if config.get("min_steps") is None:
-        config = {k: v for k, v in config.items() if k != "min_steps"}
+    for field in ("min_steps", "label_wise_variance", "label_kernel_variances"):  # absent from earlier files
+        if not config.get(field):
+            config = {k: v for k, v in config.items() if k != field}
     if config.get("kernel_variance_grid") is None:
         config = {
             k: v for k, v in config.items() if k not in ("kernel_variance_grid", "tuning_folds", "tuning_extensions")
