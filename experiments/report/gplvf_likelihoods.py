@@ -303,3 +303,53 @@ def movielens_candidate_test_table() -> str:
                          fmt(value("gaussian_coverage_90"), 3), fmt(value("gaussian_seconds_per_epoch"), 1)])
     return markdown_table(["split", "model (q(X) Gaussian, seed 0)", "RMSE", "log-prob of the discrete rating",
                            "50 % coverage", "90 % coverage", "s/epoch (shared machine)"], rows)
+
+
+#: (label, result file pattern with ``{seed}``) of the same candidate on u1-u5's test splits over seeds
+CANDIDATE_SEED_RUNS = (
+    ("Ordinal, shared linear mean", "docs/gplvf/results/movielens_b_u15_ordinal_shared_linear_mean_seed{seed}.json"),
+)
+
+
+def _candidate_seed_runs() -> tuple[list[int], list[tuple[str, dict[int, dict]]]]:
+    """The seeds with a file for the candidate and both likelihoods of :data:`MOVIELENS_SPLIT_RUNS`, and per model
+    its results by seed (the two likelihoods first)."""
+    seeds = _split_seeds((*MOVIELENS_SPLIT_RUNS, *CANDIDATE_SEED_RUNS))
+    models = [*MOVIELENS_SPLIT_RUNS, *CANDIDATE_SEED_RUNS]
+    return seeds, [(label, {seed: load(pattern.format(seed=seed)) for seed in seeds}) for label, pattern in models]
+
+
+@generator("gplvf-likelihoods-movielens-candidate-seeds")
+def movielens_candidate_seeds_table() -> str:
+    """Means over u1-u5 of each model for every seed the candidate was run with (mean ± sd over those seeds), and
+    the candidate minus the bias-centred Gaussian model, paired by seed."""
+    seeds, models = _candidate_seed_runs()
+    keys = (("gaussian_rmse", 4), ("gaussian_test_logprob_discrete", 4), ("gaussian_coverage_50", 3),
+            ("gaussian_coverage_90", 3))
+    rows = [[label, ", ".join(map(str, seeds)),
+             *[_mean_and_sd([_mean_over_splits(runs[s], key) for s in seeds], d) for key, d in keys]]
+            for label, runs in models]
+    (gaussian, plain), (candidate, runs) = models[0], models[-1]
+    rows.append([f"{candidate} − {gaussian}, same seed", ", ".join(map(str, seeds)),
+                 *[_signed_mean_and_sd([_mean_over_splits(runs[s], key) - _mean_over_splits(plain[s], key)
+                                        for s in seeds], d) for key, d in keys]])
+    return markdown_table(["model (q(X) Gaussian)", "seeds", "RMSE, mean of u1-u5", "log-prob of the discrete rating",
+                           "50 % coverage", "90 % coverage"], rows)
+
+
+@generator("gplvf-likelihoods-movielens-candidate-seeds-verdict")
+def movielens_candidate_seeds_verdict() -> str:
+    """In how many (split, seed) runs the candidate has the highest discrete log-probability and the lowest RMSE
+    of the models in :func:`movielens_candidate_seeds_table`."""
+    seeds, models = _candidate_seed_runs()
+    candidate, runs = models[-1]
+    splits = list(runs[seeds[0]]["b"])
+    total = len(splits) * len(seeds)
+
+    def count(key, best):
+        return sum(runs[s]["b"][split][key] == best(m[s]["b"][split][key] for _, m in models)
+                   for s in seeds for split in splits)
+
+    return (f"over seeds {', '.join(map(str, seeds))}, the {candidate} model has the highest log-probability of the "
+            f"discrete rating in {count('gaussian_test_logprob_discrete', max)} of the {total} (split, seed) runs "
+            f"and the lowest RMSE in {count('gaussian_rmse', min)} of them")
