@@ -11,6 +11,8 @@ STORE = "docs/mlgpf/results/selection"
 CV = f"{STORE}/four-sets-cv-5fold.json"
 #: the same cross-validation with a third candidate, label-gps-auto whose grid grows past a chosen end
 EXTENDED = f"{STORE}/four-sets-cv-5fold-extended.json"
+#: the chosen rule beside the same rule with a prior variance chosen per label (``label_wise_variance``)
+LABEL_WISE = f"{STORE}/four-sets-cv-5fold-label-wise.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -87,7 +89,46 @@ def _label(candidate: dict[str, Any]) -> str:
         label = CANDIDATES.get(candidate["name"], candidate["name"])
     if config.get("min_steps") is not None:
         label += f", at least {config['min_steps']} optimiser steps (epochs raised where N is small)"
+    if config.get("label_wise_variance"):
+        label += ", σ²_k chosen per label (held-out log-likelihood of each label)"
     return label
+
+
+def _label_shares(splits: list[dict[str, Any]]) -> str:
+    """Over a label-wise candidate's folds, the mean share of labels whose σ²_k is below, equal to and above the
+    σ² the same inner cross-validation chose for all labels."""
+    shares = []
+    for split in splits:
+        tuning = split.get("tuning", {})
+        if "label_variances" not in tuning:
+            continue
+        values = np.asarray(tuning["label_variances"])
+        shares.append([np.mean(values < tuning["chosen"]), np.mean(values == tuning["chosen"]),
+                       np.mean(values > tuning["chosen"])])
+    if not shares:
+        return "-"
+    below, equal, above = (100 * np.mean(shares, axis=0)).tolist()
+    return f"{below:.0f} % / {equal:.0f} % / {above:.0f} %"
+
+
+@generator("mlgpf-four-sets-label-wise")
+def label_wise_table() -> str:
+    """The chosen rule and its label-wise form on the folds both have: P@1/3/5 means, the σ² chosen per fold and
+    the share of labels whose own σ²_k is below / equal to / above it."""
+    cv = load(LABEL_WISE)
+    rows = []
+    for dataset, outcome in cv["datasets"].items():
+        common = _common_folds(outcome)
+        if common is None:
+            continue
+        for candidate, summary in zip(outcome["candidates"], common["candidates"]):
+            splits = [s for s in candidate["splits"] if s["split"] in common["folds"]]
+            chosen = [_chosen(s["tuning"]) for s in splits if "tuning" in s]
+            rows.append([NAMES.get(dataset, dataset), _label(candidate), ", ".join(map(str, common["folds"])),
+                         *[fmt(summary[f"P@{k} mean"]) for k in KS], ", ".join(chosen) or "-",
+                         _label_shares(splits)])
+    return markdown_table(["set", "candidate", "folds", "P@1 mean", "P@3 mean", "P@5 mean", "σ² chosen per fold",
+                           "labels with σ²_k below / equal to / above it"], rows)
 
 
 @generator("mlgpf-four-sets-extension")
@@ -110,9 +151,20 @@ def extension_table() -> str:
 
 @generator("mlgpf-four-sets-rank")
 def rank_sentence() -> str:
+    return _rank_sentence(CV)
+
+
+@generator("mlgpf-four-sets-label-wise-rank")
+def label_wise_rank_sentence() -> str:
+    return _rank_sentence(LABEL_WISE)
+
+
+def _rank_sentence(path: str) -> str:
+    """The mean-rank rule's choice stored in a four-set cross-validation file, or the ranking on the folds every
+    candidate has while it is incomplete."""
     from gpflow_ext.recipes.mlgpf_select import rank_across
 
-    cv = load(CV)
+    cv = load(path)
     labels = {c["name"]: _label(c) for o in cv["datasets"].values() for c in o["candidates"]}
     ranking = cv.get("ranking")
     if ranking is not None and ranking["complete"] and set(cv["datasets"]) == set(DATASETS):
