@@ -166,3 +166,84 @@ def test_select_passes_the_label_variances_and_reuses_their_tuning(monkeypatch):
     seen.clear()
     again = select(X, Y, candidates, kfold_splits(X.shape[0], 2), run=fake_run, previous=out)
     assert seen == [] and again["candidates"] == out["candidates"]
+
+
+def test_snapped_indices_are_the_nearest_grid_value_in_log_scale():
+    from gpflow_ext.recipes.mlgpf_auto import relative_label_frequencies, snapped_indices
+
+    Y = sp.csr_matrix(np.array([[1, 0, 1, 0], [1, 0, 0, 0], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=float))
+    rel = relative_label_frequencies(Y)
+    np.testing.assert_allclose(rel, np.array([5, 2, 2, 1]) / np.prod([5, 2, 2, 1]) ** 0.25)
+    grid = [0.5, 1.0, 2.0, 4.0, 8.0]
+    for gamma in (-1.0, 0.0, 0.5, 3.0):
+        expected = [min(range(len(grid)), key=lambda i: abs(np.log(grid[i]) - np.log(2.0 * r**gamma))) for r in rel]
+        np.testing.assert_array_equal(snapped_indices(grid, 2.0, gamma, Y), expected)
+    assert list(snapped_indices(grid, 2.0, 0.0, Y)) == [2] * 4
+
+
+def test_frequency_rule_scores_pairs_from_the_grids_map_scores_and_resolves():
+    """Every (σ², γ) pair's P@1 is the P@1 of the grid's MAP scores taken label by label at the snapped σ²_k
+    (recomputed here); γ = 0 reproduces the plain rule; the resolved config holds the chosen pair's σ²_k."""
+    from sklearn.model_selection import KFold
+
+    from gpflow_ext.metrics import ranking_metrics
+    from gpflow_ext.recipes.mlgpf_auto import resolved_config, snapped_indices
+
+    (X, Y), _ = synthetic_multilabel(num_rows=150, num_features=30, num_labels=6, seed=4)
+    grid, exponents = (0.5, 2.0, 8.0, 32.0), (0.5, 0.0, -1.0)
+    record = tune_kernel_variance(X, Y, grid, folds=3, seed=0, rank=20, frequency_exponents=exponents)
+    plain = tune_kernel_variance(X, Y, grid, folds=3, seed=0, rank=20)
+    pairs = {(r["kernel_variance"], r["frequency_exponent"]): r for r in record["frequency_scores"]}
+    assert [g for _, g in list(pairs)[:: len(grid)]] == [0.0, 0.5, -1.0]  # 0 first, then by |γ|
+    for row in plain["scores"]:
+        assert pairs[(row["kernel_variance"], 0.0)]["P@1 mean"] == row["P@1 mean"]
+    per_fold = []
+    for fit, held in KFold(3, shuffle=True, random_state=0).split(np.arange(X.shape[0])):
+        stacked = np.stack(map_scores(X[fit], Y[fit], X[held], list(grid), 20, 0))  # [V, N, K]
+        index = snapped_indices(grid, 8.0, -1.0, Y[fit])
+        scores = stacked[index, :, np.arange(Y.shape[1])].T  # [N, K]
+        per_fold.append(ranking_metrics(np.argsort(-scores, axis=1, kind="stable")[:, :5], Y[held], [1])["P@1"])
+    assert pairs[(8.0, -1.0)]["P@1 mean"] == pytest.approx(np.mean(per_fold), abs=1e-12)
+    best = max(pairs.values(), key=lambda r: r["P@1 mean"])
+    assert record["frequency_scores"][0]["P@1 mean"] <= best["P@1 mean"]
+    assert (record["chosen"], record["chosen_exponent"]) == next(
+        key for key, r in pairs.items() if r["P@1 mean"] == best["P@1 mean"])
+    config = configs.RECIPES["label-gps-auto"]("s-linear", "bibtex", rank=20, kernel_variance_grid=grid,
+                                               frequency_exponent_grid=exponents)
+    for exponent in (0.0, -1.0):
+        forced = {**record, "chosen": 8.0, "chosen_exponent": exponent}
+        forced.pop("label_variances", None)
+        if exponent:
+            forced["label_variances"] = [grid[i] for i in snapped_indices(grid, 8.0, exponent, Y)]
+        resolved = resolved_config(config, forced)
+        assert resolved.frequency_exponent_grid is None and resolved.kernel_variance == 8.0
+        assert resolved.label_kernel_variances == (tuple(forced["label_variances"]) if exponent else None)
+    with pytest.raises(ValueError, match="tuning_extensions"):
+        tune_kernel_variance(X, Y, grid, frequency_exponents=exponents, extensions=1)
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(frequency_exponent_grid=(0.5,), independent_labels=True), "kernel_variance_grid"),
+        (dict(frequency_exponent_grid=(0.5,), kernel_variance_grid=(1.0,), independent_labels=True,
+              tuning_extensions=2), "tuning_extensions"),
+        (dict(frequency_exponent_grid=(float("nan"),), kernel_variance_grid=(1.0,), independent_labels=True),
+         "finite"),
+        (dict(frequency_exponent_grid=(0.5,), kernel_variance_grid=(1.0,)), "independent_labels"),
+        (dict(frequency_exponent_grid="0.5", kernel_variance_grid=(1.0,), independent_labels=True), "sequence"),
+    ],
+)
+def test_config_rejects_bad_frequency_fields(bad, match):
+    with pytest.raises(ValueError, match=match):
+        configs.paper_config("s-linear", **bad)
+
+
+def test_a_tuple_field_is_read_from_a_candidate_and_named_as_it_is_read():
+    from gpflow_ext.recipes.mlgpf_select import candidate_name, parse_candidate
+
+    spec = "recipe=label-gps-auto,frequency_exponent_grid=-1;0;0.5,kernel_variance_grid=1;4"
+    parsed = parse_candidate(spec)
+    assert parsed == {"recipe": "label-gps-auto", "frequency_exponent_grid": (-1.0, 0.0, 0.5),
+                      "kernel_variance_grid": (1.0, 4.0)}
+    assert candidate_name(parsed) == spec and parse_candidate(candidate_name(parsed)) == parsed

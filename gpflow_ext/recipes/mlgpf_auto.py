@@ -38,6 +38,9 @@ from .mlgpf_config import MLGPFConfig
 __all__ = [
     "TUNING_RULE",
     "LABEL_WISE_RULE",
+    "FREQUENCY_RULE",
+    "relative_label_frequencies",
+    "snapped_indices",
     "label_log_likelihoods",
     "resolved_config",
     "map_weights",
@@ -54,6 +57,15 @@ TUNING_RULE = (
     "grid, the held-out rows ranked by the MAP scores; σ² with the highest mean held-out P@1 is chosen (the "
     "smallest of equal means); while the choice is an end of the grid, one more step of the grid's ratio is "
     "added past that end and the choice made again, at most {extensions} times"
+)
+
+#: The label-frequency rule (``MLGPFConfig.frequency_exponent_grid``), on the same inner folds and MAP scores as
+#: :data:`TUNING_RULE`: no MAP fit beyond the grid's, since label k's scores at a grid value are already computed.
+FREQUENCY_RULE = (
+    "label k's prior variance is σ² (n_k / n̄)^γ (n_k: its positives in the rows + 1, n̄ their geometric mean over "
+    "labels), taken to the nearest value of the grid in log scale; label k's held-out MAP scores are those at that "
+    "value; the pair (σ², γ) with the highest mean held-out P@1 is chosen (ties: γ = 0 first, then by |γ|, then the "
+    "smaller σ²)"
 )
 
 #: The label-wise rule (``MLGPFConfig.label_wise_variance``), on the same inner folds and MAP scores as
@@ -159,13 +171,17 @@ def tune_kernel_variance(
     max_iter: int = 50,
     extensions: int = 0,
     label_wise: bool = False,
+    frequency_exponents: tuple[float, ...] | None = None,
 ) -> dict[str, Any]:
     """The record of :data:`TUNING_RULE` on the training rows ``(X, Y)``: ``{"rule", "grid", "initial_grid",
     "folds", "seed", "rank", "scores": [{"kernel_variance", "P@1 mean", "P@3 mean", "P@5 mean", "P@1 per fold"}],
     "chosen", "at_end"}``. ``transform`` (as ``MLGPFConfig.input_transform``) is fitted on each inner fold's fit
     rows. ``extensions``: how many values may be added past an end of ``grid`` that is chosen (``grid`` then lists
     them too; ``initial_grid`` is the grid given). ``label_wise``: also choose a σ²_k per label from the scored grid
-    (:data:`LABEL_WISE_RULE`), recorded as ``"label_variances"`` [K] and ``"label_variance_counts"`` ([σ², number of labels] per σ²)."""
+    (:data:`LABEL_WISE_RULE`), recorded as ``"label_variances"`` [K] and ``"label_variance_counts"`` ([σ², number of labels] per σ²).
+    ``frequency_exponents``: also choose γ of a label-frequency prior jointly with σ² (:data:`FREQUENCY_RULE`);
+    the record then has ``"frequency_scores"`` (every (σ², γ) pair), ``"chosen_exponent"`` and, unless γ = 0,
+    ``"label_variances"`` for the rows given."""
     from sklearn.model_selection import KFold
 
     initial = tuple(sorted({float(v) for v in grid}))
@@ -173,6 +189,10 @@ def tune_kernel_variance(
     if folds < 2 or folds > num_rows:
         raise ValueError(f"tuning_folds must be in [2, {num_rows}] (the training rows), got {folds}")
     extensions = check_positive_int(extensions, "tuning_extensions", minimum=0)
+    if frequency_exponents is not None and (extensions or label_wise):
+        raise ValueError("frequency_exponents are chosen on the grid as given: no tuning_extensions or label_wise")
+    exponents = None if frequency_exponents is None else _exponent_order(frequency_exponents)
+    pair_scores: dict[tuple[float, float], list[dict[str, float]]] = {}  # (σ², γ) -> per-fold P@k
     k = min(5, Y.shape[1])
     splits = list(KFold(n_splits=folds, shuffle=True, random_state=seed).split(np.arange(num_rows)))
     label_log_lik: dict[float, np.ndarray] = {}  # σ² -> [K] held-out log-likelihood summed over the inner folds
@@ -185,12 +205,24 @@ def tune_kernel_variance(
             if transform is not None:
                 fitted = transform.fit(X_fit) if hasattr(transform, "fit") else transform
                 X_fit, X_held = fitted(X_fit), fitted(X_held)
-            for variance, scores in zip(variances, map_scores(X_fit, Y[fit], X_held, variances, rank, seed, max_iter)):
+            fold_scores = map_scores(X_fit, Y[fit], X_held, variances, rank, seed, max_iter)  # V × [N_held, K]
+            for variance, scores in zip(variances, fold_scores):
                 top = np.argsort(-scores, axis=1, kind="stable")[:, :k]  # [N_held, k]
                 metrics = ranking_metrics(top, Y[held], ks=[j for j in (1, 3, 5) if j <= k])
                 per_fold[variance].append({m: v for m, v in metrics.items() if m.startswith("P@")})
                 if label_wise:
                     label_log_lik[variance] = label_log_lik.get(variance, 0.0) + label_log_likelihoods(scores, Y[held])
+            if exponents is not None:  # labels are independent given their σ²_k: columns of the grid's scores
+                stacked = np.stack(fold_scores)  # [V, N_held, K]
+                for exponent in exponents:
+                    for variance in variances:
+                        index = snapped_indices(variances, variance, exponent, Y[fit])  # [K]
+                        scores = np.take_along_axis(stacked, index[None, None, :], axis=0)[0]  # [N_held, K]
+                        top = np.argsort(-scores, axis=1, kind="stable")[:, :k]  # [N_held, k]
+                        metrics = ranking_metrics(top, Y[held], ks=[j for j in (1, 3, 5) if j <= k])
+                        pair_scores.setdefault((variance, exponent), []).append(
+                            {m: v for m, v in metrics.items() if m.startswith("P@")}
+                        )
         table = {}
         for variance, rows in per_fold.items():
             entry: dict[str, Any] = {"kernel_variance": variance, "P@1 per fold": [r["P@1"] for r in rows]}
@@ -221,7 +253,57 @@ def tune_kernel_variance(
         "chosen": chosen,
         "at_end": grid_end(chosen, values),
         **(_label_wise_choice(label_log_lik, chosen) if label_wise else {}),
+        **(_frequency_choice(pair_scores, exponents, values, Y) if exponents is not None else {}),
     }
+
+
+def _exponent_order(exponents: Sequence[float]) -> list[float]:
+    """γ values without repeats, 0 first and then by |γ| (negative first): the order in which ties are broken."""
+    values = sorted({float(g) for g in exponents}, key=lambda g: (abs(g), g))
+    if not values or not all(np.isfinite(values)):
+        raise ValueError(f"frequency_exponents must be a non-empty sequence of finite floats, got {exponents!r}")
+    return values
+
+
+def relative_label_frequencies(Y: Any) -> np.ndarray:
+    """(n_k + 1) / geometric mean of (n + 1) [K]: each label's positive count in ``Y`` [N, K], plus one, relative
+    to the geometric mean over labels."""
+    counts = np.asarray(Y.sum(axis=0), dtype=np.float64).ravel() + 1.0  # [K]
+    return counts / np.exp(np.mean(np.log(counts)))
+
+
+def snapped_indices(grid: Sequence[float], variance: float, exponent: float, Y: Any) -> np.ndarray:
+    """Per label, the index into ``grid`` nearest (in log scale) to σ² (n_k / n̄)^γ (:func:`relative_label_frequencies`
+    of ``Y``; the first of equal distances), so clipped to the grid's ends [K]."""
+    logs = np.log(np.asarray(grid, dtype=np.float64))  # [V]
+    target = np.log(variance) + exponent * np.log(relative_label_frequencies(Y))  # [K]
+    return np.argmin(np.abs(logs[:, None] - target[None, :]), axis=0)  # [K]
+
+
+def _frequency_choice(
+    pair_scores: dict[tuple[float, float], list[dict[str, float]]], exponents: list[float], grid: list[float], Y: Any
+) -> dict[str, Any]:
+    """The (σ², γ) pair with the highest mean held-out P@1 (ties: γ in :func:`_exponent_order`, then the smaller σ²),
+    and the label variances it gives on all the rows ``Y``."""
+    rows = []
+    for exponent in exponents:
+        for variance in grid:
+            folds = pair_scores[(variance, exponent)]
+            entry: dict[str, Any] = {"kernel_variance": variance, "frequency_exponent": exponent}
+            entry.update({f"{m} mean": float(np.mean([f[m] for f in folds])) for m in folds[0]})
+            rows.append(entry)
+    best = rows[int(np.argmax([r["P@1 mean"] for r in rows]))]
+    variance, exponent = best["kernel_variance"], best["frequency_exponent"]
+    out: dict[str, Any] = {
+        "frequency_rule": FREQUENCY_RULE,
+        "frequency_scores": rows,
+        "chosen": variance,
+        "chosen_exponent": exponent,
+        "at_end": grid_end(variance, grid),
+    }
+    if exponent != 0.0:
+        out["label_variances"] = [float(grid[i]) for i in snapped_indices(grid, variance, exponent, Y)]
+    return out
 
 
 def label_log_likelihoods(scores: np.ndarray, Y: Any) -> np.ndarray:
@@ -282,22 +364,28 @@ def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, di
         transform=config.input_transform,
         extensions=config.tuning_extensions,
         label_wise=config.label_wise_variance,
+        frequency_exponents=config.frequency_exponent_grid,
     )
     return resolved_config(config, record), record
 
 
 def resolved_config(config: MLGPFConfig, record: dict[str, Any]) -> MLGPFConfig:
-    """``config`` with the choices of a tuning ``record`` (:func:`tune_kernel_variance`) in place of its rule:
-    ``kernel_variance`` = the chosen σ², and with ``label_wise_variance`` the ``label_kernel_variances``; the
-    grid cleared."""
-    if not config.label_wise_variance:
+    """``config`` with the choices of a tuning ``record`` (:func:`tune_kernel_variance`) in place of its rules:
+    ``kernel_variance`` = the chosen σ²; with ``label_wise_variance`` or ``frequency_exponent_grid`` the
+    ``label_kernel_variances`` (None when the chosen γ is 0: every label at σ², the plain rule's model); the grids
+    cleared."""
+    if not (config.label_wise_variance or config.frequency_exponent_grid is not None):
         return dataclasses.replace(config, kernel_variance=record["chosen"], kernel_variance_grid=None)
-    if "label_variances" not in record:
+    if config.label_wise_variance and "label_variances" not in record:
         raise ValueError("config.label_wise_variance is set but the tuning record has no label_variances")
+    if config.frequency_exponent_grid is not None and "chosen_exponent" not in record:
+        raise ValueError("config.frequency_exponent_grid is set but the tuning record has no chosen_exponent")
+    variances = record.get("label_variances")
     return dataclasses.replace(
         config,
         kernel_variance=record["chosen"],
         kernel_variance_grid=None,
         label_wise_variance=False,
-        label_kernel_variances=tuple(record["label_variances"]),
+        frequency_exponent_grid=None,
+        label_kernel_variances=None if variances is None else tuple(variances),
     )

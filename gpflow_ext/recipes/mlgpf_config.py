@@ -97,6 +97,9 @@ class MLGPFConfig:
         log-likelihood (:data:`gpflow_ext.recipes.mlgpf_auto.LABEL_WISE_RULE`); the model is trained with them.
     :param label_kernel_variances: σ²_k per label [K] (the outcome of ``label_wise_variance``, or given): label
         k's GP has prior variance σ²_k, through ``MLGPF(latent_scales=sqrt(σ²_k / kernel_variance))``.
+    :param frequency_exponent_grid: with ``kernel_variance_grid`` and ``independent_labels``, γ values of a
+        label-frequency prior σ²_k = σ² (n_k / n̄)^γ chosen jointly with σ² by the same inner cross-validation
+        (:data:`gpflow_ext.recipes.mlgpf_auto.FREQUENCY_RULE`); 0 is the plain rule.
     """
 
     kernel: str = "linear"
@@ -124,6 +127,7 @@ class MLGPFConfig:
     min_steps: int | None = None
     label_wise_variance: bool = False
     label_kernel_variances: tuple[float, ...] | None = None
+    frequency_exponent_grid: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -149,7 +153,22 @@ class MLGPFConfig:
         check_positive_int(self.min_steps, "min_steps", allow_none=True)
         if self.label_wise_variance and self.kernel_variance_grid is None:
             raise ValueError("label_wise_variance=True chooses each label's σ² from kernel_variance_grid: set the grid")
-        if (self.label_wise_variance or self.label_kernel_variances is not None) and not self.independent_labels:
+        if self.frequency_exponent_grid is not None:
+            grid = self.frequency_exponent_grid
+            if isinstance(grid, str) or not hasattr(grid, "__iter__") or len(tuple(grid)) == 0:
+                raise ValueError(
+                    f"frequency_exponent_grid must be a non-empty sequence of floats or None, got {grid!r}"
+                )
+            if not all(isinstance(g, (int, float)) and np.isfinite(g) for g in grid):
+                raise ValueError(f"frequency_exponent_grid must hold finite floats, got {grid!r}")
+            if self.kernel_variance_grid is None or self.tuning_extensions or self.label_wise_variance:
+                raise ValueError(
+                    "frequency_exponent_grid is chosen with σ² on kernel_variance_grid as given: set the grid, "
+                    "with tuning_extensions=0 and label_wise_variance=False"
+                )
+            object.__setattr__(self, "frequency_exponent_grid", tuple(float(g) for g in grid))
+        label_wise = self.label_wise_variance or self.frequency_exponent_grid is not None
+        if (label_wise or self.label_kernel_variances is not None) and not self.independent_labels:
             raise ValueError("label-wise prior variances need independent_labels=True (one latent GP per label)")
         if self.label_kernel_variances is not None:
             values = self.label_kernel_variances

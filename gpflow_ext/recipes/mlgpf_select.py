@@ -44,7 +44,16 @@ __all__ = [
 ALIASES: dict[str, str] = {"prior_variance": "kernel_variance", "sigma2": "kernel_variance"}
 METRICS = ("P@1", "P@3", "P@5")
 #: The parts of a self-tuning fit's record kept with its scores (enough to resolve the config again)
-TUNING_KEPT = ("chosen", "grid", "folds", "scores", "label_variances", "label_variance_counts")
+TUNING_KEPT = (
+    "chosen",
+    "grid",
+    "folds",
+    "scores",
+    "label_variances",
+    "label_variance_counts",
+    "chosen_exponent",
+    "frequency_scores",
+)
 RULE = (
     "the candidate with the highest mean {metric} over the held-out splits; candidates whose mean {metric} is "
     "within {margin:g} points of that highest mean are ties, and the first of them in the candidates' order is "
@@ -62,7 +71,8 @@ def _field_types() -> dict[str, Any]:
 
 
 def _parse_value(field: str, text: str) -> Any:
-    """``text`` as the type of config field ``field`` (``none`` -> None)."""
+    """``text`` as the type of config field ``field`` (``none`` -> None; a tuple field's values separated by ``;``,
+    e.g. ``kernel_variance_grid=1;2;4``)."""
     text = text.strip()
     if text.lower() == "none":
         return None
@@ -71,6 +81,8 @@ def _parse_value(field: str, text: str) -> Any:
             raise ValueError(f"recipe={text!r}: not one of {', '.join(sorted(RECIPES))}")
         return text
     kind = str(_field_types()[field])
+    if "tuple" in kind:  # a sequence field: values separated by ';' (',' separates fields and grid values)
+        return tuple(float(v) for v in text.split(";"))
     if "bool" in kind:
         if text.lower() not in ("true", "false", "1", "0"):
             raise ValueError(f"{field}={text!r}: expected true or false")
@@ -126,7 +138,13 @@ def candidate_name(overrides: dict[str, Any]) -> str:
     """``{"kernel_variance": 12.0}`` -> ``"kernel_variance=12"``; ``{}`` -> ``"recipe defaults"``."""
     if not overrides:
         return "recipe defaults"
-    return ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in overrides.items())
+
+    def text(value: Any) -> str:
+        if isinstance(value, tuple):  # as parse_candidate reads it
+            return ";".join(text(v) for v in value)
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    return ",".join(f"{k}={text(v)}" for k, v in overrides.items())
 
 
 def candidate_config(
@@ -246,8 +264,11 @@ def select(
             as_fit = _with_min_steps(row["config"], score["n_fit"])  # its config resolved on that split
             if "tuning" in score:  # a self-tuning candidate's fit
                 as_fit = {**as_fit, "kernel_variance": score["tuning"]["chosen"], "kernel_variance_grid": None}
-                if as_fit.get("label_wise_variance"):
-                    as_fit.update(label_wise_variance=False, label_kernel_variances=score["tuning"]["label_variances"])
+                if as_fit.get("label_wise_variance") or as_fit.get("frequency_exponent_grid"):
+                    variances = score["tuning"].get("label_variances")  # none when the chosen γ is 0
+                    as_fit.update(
+                        label_wise_variance=False, frequency_exponent_grid=None, label_kernel_variances=variances
+                    )
             fits[(_key(as_fit), *sizes)] = {k: v for k, v in score.items() if k != "tuning"}
 
     def outcome(complete: bool) -> dict[str, Any]:
@@ -337,20 +358,25 @@ def _tuning_key(config: dict[str, Any]) -> str:
         "rank",
         "input_transform",
         "label_wise_variance",
+        "frequency_exponent_grid",
     )
-    defaults = {"tuning_extensions": 0, "label_wise_variance": False}  # files written before these fields existed
+    defaults = {
+        "tuning_extensions": 0,
+        "label_wise_variance": False,
+        "frequency_exponent_grid": None,
+    }  # files written before these fields existed
     return json.dumps({**defaults, **{k: config.get(k) for k in fields if k in config}}, sort_keys=True)
 
 
 def _key(config: dict[str, Any]) -> str:
     """The config as text, the same for the same computation: the tuning fields are left out when no σ² grid is
     set (as in files written before they existed), a grid's ``tuning_extensions`` is 0 when absent (files
-    written before it existed extended nothing), and ``min_steps`` is left out when None (a resolved config has
-    it in its epochs)."""
+    written before it existed extended nothing), and ``min_steps`` (a resolved config has it in its epochs) and the
+    label-wise fields are left out when unset."""
     import json
 
-    for field in ("min_steps", "label_wise_variance", "label_kernel_variances"):  # absent from earlier files
-        if not config.get(field):
+    for field in ("min_steps", "label_wise_variance", "label_kernel_variances", "frequency_exponent_grid"):
+        if not config.get(field):  # unset: as in files written before the field existed
             config = {k: v for k, v in config.items() if k != field}
     if config.get("kernel_variance_grid") is None:
         config = {
