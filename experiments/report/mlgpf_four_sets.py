@@ -13,6 +13,8 @@ CV = f"{STORE}/four-sets-cv-5fold.json"
 EXTENDED = f"{STORE}/four-sets-cv-5fold-extended.json"
 #: the chosen rule beside the same rule with a prior variance chosen per label (``label_wise_variance``)
 LABEL_WISE = f"{STORE}/four-sets-cv-5fold-label-wise.json"
+#: the chosen rule beside the same rule with a label-frequency prior (``frequency_exponent_grid``)
+FREQUENCY = f"{STORE}/four-sets-cv-5fold-frequency.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -91,6 +93,9 @@ def _label(candidate: dict[str, Any]) -> str:
         label += f", at least {config['min_steps']} optimiser steps (epochs raised where N is small)"
     if config.get("label_wise_variance"):
         label += ", σ²_k chosen per label (held-out log-likelihood of each label)"
+    if config.get("frequency_exponent_grid"):
+        exponents = ", ".join(f"{g:g}" for g in config["frequency_exponent_grid"])
+        label += f", label-frequency prior σ²(n_k/n̄)^γ, γ ∈ {{{exponents}}}"
     return label
 
 
@@ -111,11 +116,18 @@ def _label_shares(splits: list[dict[str, Any]]) -> str:
     return f"{below:.0f} % / {equal:.0f} % / {above:.0f} %"
 
 
-@generator("mlgpf-four-sets-label-wise")
-def label_wise_table() -> str:
-    """The chosen rule and its label-wise form on the folds both have: P@1/3/5 means, the σ² chosen per fold and
-    the share of labels whose own σ²_k is below / equal to / above it."""
-    cv = load(LABEL_WISE)
+def _per_label_choice(splits: list[dict[str, Any]]) -> str:
+    """A label-wise candidate's shares of labels below / at / above σ², or a frequency candidate's γ per fold."""
+    exponents = [s["tuning"]["chosen_exponent"] for s in splits if "chosen_exponent" in s.get("tuning", {})]
+    if exponents:
+        return "γ = " + ", ".join(f"{g:g}" for g in exponents)
+    return _label_shares(splits)
+
+
+def _label_prior_table(path: str) -> str:
+    """The chosen rule and a per-label form of it on the folds both have: P@1/3/5 means, the σ² chosen per fold
+    and the per-label choice (:func:`_per_label_choice`)."""
+    cv = load(path)
     rows = []
     for dataset, outcome in cv["datasets"].items():
         common = _common_folds(outcome)
@@ -126,27 +138,24 @@ def label_wise_table() -> str:
             chosen = [_chosen(s["tuning"]) for s in splits if "tuning" in s]
             rows.append([NAMES.get(dataset, dataset), _label(candidate), ", ".join(map(str, common["folds"])),
                          *[fmt(summary[f"P@{k} mean"]) for k in KS], ", ".join(chosen) or "-",
-                         _label_shares(splits)])
+                         _per_label_choice(splits)])
     return markdown_table(["set", "candidate", "folds", "P@1 mean", "P@3 mean", "P@5 mean", "σ² chosen per fold",
-                           "labels with σ²_k below / equal to / above it"], rows)
+                           "per label: σ²_k below / equal to / above σ², or γ per fold"], rows)
 
 
-@generator("mlgpf-four-sets-extension")
-def extension_table() -> str:
-    """label-gps-auto with and without grid extension, on the folds both have, beside σ² = 12."""
-    cv = load(EXTENDED)
-    rows = []
-    for dataset, outcome in cv["datasets"].items():
-        common = _common_folds(outcome)
-        if common is None:
-            continue
-        for candidate, summary in zip(outcome["candidates"], common["candidates"]):
-            chosen = [_chosen(s["tuning"]) for s in candidate["splits"] if "tuning" in s and s["split"] in
-                      common["folds"]]
-            rows.append([NAMES.get(dataset, dataset), _label(candidate), ", ".join(map(str, common["folds"])),
-                         *[fmt(summary[f"P@{k} mean"]) for k in KS], ", ".join(chosen) or "-"])
-    return markdown_table(["set", "candidate", "folds", "P@1 mean", "P@3 mean", "P@5 mean", "σ² chosen per fold"],
-                          rows)
+@generator("mlgpf-four-sets-label-wise")
+def label_wise_table() -> str:
+    return _label_prior_table(LABEL_WISE)
+
+
+@generator("mlgpf-four-sets-frequency")
+def frequency_table() -> str:
+    return _label_prior_table(FREQUENCY)
+
+
+@generator("mlgpf-four-sets-frequency-rank")
+def frequency_rank_sentence() -> str:
+    return _rank_sentence(FREQUENCY)
 
 
 @generator("mlgpf-four-sets-rank")

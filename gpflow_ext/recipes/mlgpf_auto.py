@@ -19,6 +19,12 @@ a Bernoulli-logit likelihood per label. :func:`resolve_config` chooses σ² for 
 The MAP twin costs a few full-batch passes per σ², not the recipe's 100 epochs, so the whole grid costs less
 than one fit of the model. The returned config has ``kernel_variance`` set and ``kernel_variance_grid`` cleared;
 the record (rule, grid, folds, every σ²'s scores, the choice) goes into the run's results.
+
+Two per-label forms reuse the same MAP scores: given σ², the labels' MAP weights are independent, so label k's
+held-out scores at any grid value are already computed. ``label_wise_variance`` chooses a σ²_k per label by its
+held-out log-likelihood (:data:`LABEL_WISE_RULE`); ``frequency_exponent_grid`` chooses (σ², γ) of the prior
+σ²_k = σ² (n_k / n̄)^γ by held-out P@1 (:data:`FREQUENCY_RULE`, ``"chosen"`` is then that pair's σ²). Both give
+``label_kernel_variances``, which the model takes as ``latent_scales``.
 """
 
 import dataclasses
