@@ -353,3 +353,19 @@ def movielens_candidate_seeds_verdict() -> str:
     return (f"over seeds {', '.join(map(str, seeds))}, the {candidate} model has the highest log-probability of the "
             f"discrete rating in {count('gaussian_test_logprob_discrete', max)} of the {total} (split, seed) runs "
             f"and the lowest RMSE in {count('gaussian_rmse', min)} of them")
+
+
+@generator("gplvf-readme-likelihoods")
+def readme_likelihoods_sentence() -> str:
+    """README: the candidate's and the bias-centred Gaussian model's means over u1-u5 and seeds."""
+    seeds, models = _candidate_seed_runs()
+    (gaussian, plain), (candidate, runs) = models[0], models[-1]
+
+    def mean(results, key):
+        return float(np.mean([_mean_over_splits(results[s], key) for s in seeds]))
+
+    return (f"on MovieLens u1-u5 (seeds {', '.join(map(str, seeds))}), the log-probability of the held-out discrete "
+            f"rating is {fmt(mean(runs, 'gaussian_test_logprob_discrete'), 4)} with the ordinal likelihood and a "
+            f"shared linear mean against {fmt(mean(plain, 'gaussian_test_logprob_discrete'), 4)} with the bias-centred "
+            f"Gaussian model, at RMSE {fmt(mean(runs, 'gaussian_rmse'), 4)} against "
+            f"{fmt(mean(plain, 'gaussian_rmse'), 4)}")

@@ -124,9 +124,9 @@ def _per_label_choice(splits: list[dict[str, Any]]) -> str:
     return _label_shares(splits)
 
 
-def _label_prior_table(path: str) -> str:
-    """The chosen rule and a per-label form of it on the folds both have: P@1/3/5 means, the σ² chosen per fold
-    and the per-label choice (:func:`_per_label_choice`)."""
+def _label_prior_table(path: str, per_label: bool = True) -> str:
+    """The candidates of a four-set cross-validation file on the folds all of them have: P@1/3/5 means, the σ²
+    chosen per fold and, with ``per_label``, the per-label choice (:func:`_per_label_choice`)."""
     cv = load(path)
     rows = []
     for dataset, outcome in cv["datasets"].items():
@@ -138,9 +138,10 @@ def _label_prior_table(path: str) -> str:
             chosen = [_chosen(s["tuning"]) for s in splits if "tuning" in s]
             rows.append([NAMES.get(dataset, dataset), _label(candidate), ", ".join(map(str, common["folds"])),
                          *[fmt(summary[f"P@{k} mean"]) for k in KS], ", ".join(chosen) or "-",
-                         _per_label_choice(splits)])
-    return markdown_table(["set", "candidate", "folds", "P@1 mean", "P@3 mean", "P@5 mean", "σ² chosen per fold",
-                           "per label: σ²_k below / equal to / above σ², or γ per fold"], rows)
+                         *([_per_label_choice(splits)] if per_label else [])])
+    header = ["set", "candidate", "folds", "P@1 mean", "P@3 mean", "P@5 mean", "σ² chosen per fold"]
+    return markdown_table([*header, *(["per label: σ²_k below / equal to / above σ², or γ per fold"] if per_label
+                                      else [])], rows)
 
 
 @generator("mlgpf-four-sets-label-wise")
@@ -156,6 +157,12 @@ def frequency_table() -> str:
 @generator("mlgpf-four-sets-frequency-rank")
 def frequency_rank_sentence() -> str:
     return _rank_sentence(FREQUENCY)
+
+
+@generator("mlgpf-four-sets-extension")
+def extension_table() -> str:
+    """label-gps-auto with and without grid extension, on the folds both have, beside σ² = 12."""
+    return _label_prior_table(EXTENDED, per_label=False)
 
 
 @generator("mlgpf-four-sets-rank")

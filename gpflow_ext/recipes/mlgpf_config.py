@@ -140,12 +140,9 @@ class MLGPFConfig:
         if self.kernel_variance is not None:
             check_positive_number(self.kernel_variance, "kernel_variance", "a positive finite float or None")
         if self.kernel_variance_grid is not None:
-            grid = self.kernel_variance_grid
-            if isinstance(grid, str) or not hasattr(grid, "__iter__") or len(tuple(grid)) == 0:
-                raise ValueError(f"kernel_variance_grid must be a non-empty sequence of floats or None, got {grid!r}")
-            for value in grid:
-                check_positive_number(value, "kernel_variance_grid", "positive finite floats")
-            object.__setattr__(self, "kernel_variance_grid", tuple(float(v) for v in grid))
+            object.__setattr__(
+                self, "kernel_variance_grid", _float_tuple(self.kernel_variance_grid, "kernel_variance_grid")
+            )
         check_positive_int(self.tuning_folds, "tuning_folds")
         if self.tuning_folds < 2:
             raise ValueError(f"tuning_folds must be at least 2, got {self.tuning_folds}")
@@ -154,33 +151,21 @@ class MLGPFConfig:
         if self.label_wise_variance and self.kernel_variance_grid is None:
             raise ValueError("label_wise_variance=True chooses each label's σ² from kernel_variance_grid: set the grid")
         if self.frequency_exponent_grid is not None:
-            grid = self.frequency_exponent_grid
-            if isinstance(grid, str) or not hasattr(grid, "__iter__") or len(tuple(grid)) == 0:
-                raise ValueError(
-                    f"frequency_exponent_grid must be a non-empty sequence of floats or None, got {grid!r}"
-                )
-            if not all(isinstance(g, (int, float)) and np.isfinite(g) for g in grid):
-                raise ValueError(f"frequency_exponent_grid must hold finite floats, got {grid!r}")
+            grid = _float_tuple(self.frequency_exponent_grid, "frequency_exponent_grid", positive=False)
             if self.kernel_variance_grid is None or self.tuning_extensions or self.label_wise_variance:
                 raise ValueError(
                     "frequency_exponent_grid is chosen with σ² on kernel_variance_grid as given: set the grid, "
                     "with tuning_extensions=0 and label_wise_variance=False"
                 )
-            object.__setattr__(self, "frequency_exponent_grid", tuple(float(g) for g in grid))
+            object.__setattr__(self, "frequency_exponent_grid", grid)
         label_wise = self.label_wise_variance or self.frequency_exponent_grid is not None
         if (label_wise or self.label_kernel_variances is not None) and not self.independent_labels:
             raise ValueError("label-wise prior variances need independent_labels=True (one latent GP per label)")
         if self.label_kernel_variances is not None:
-            values = self.label_kernel_variances
-            if isinstance(values, str) or not hasattr(values, "__iter__") or len(tuple(values)) == 0:
-                raise ValueError(
-                    f"label_kernel_variances must be a non-empty sequence of floats or None, got {values!r}"
-                )
-            for value in values:
-                check_positive_number(value, "label_kernel_variances", "positive finite floats")
+            values = _float_tuple(self.label_kernel_variances, "label_kernel_variances")
             if self.kernel_variance is None:
                 raise ValueError("label_kernel_variances needs kernel_variance (the kernel's σ²) to be set")
-            object.__setattr__(self, "label_kernel_variances", tuple(float(v) for v in values))
+            object.__setattr__(self, "label_kernel_variances", values)
         if self.input_transform is not None and not callable(self.input_transform):
             raise TypeError(f"input_transform must be callable or None, got {type(self.input_transform).__name__}")
 
@@ -205,6 +190,19 @@ class MLGPFConfig:
         transform = self.input_transform
         out["input_transform"] = None if transform is None else getattr(transform, "__name__", repr(transform))
         return out
+
+
+def _float_tuple(values: Any, name: str, positive: bool = True) -> tuple[float, ...]:
+    """A config field's non-empty sequence of finite (and, with ``positive``, positive) floats as a tuple, or a
+    ValueError naming the field."""
+    if isinstance(values, str) or not hasattr(values, "__iter__") or len(tuple(values)) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of floats or None, got {values!r}")
+    for value in values:
+        if positive:
+            check_positive_number(value, name, "positive finite floats")
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise ValueError(f"{name} must hold finite floats, got {values!r}")
+    return tuple(float(v) for v in values)
 
 
 def epochs_for_min_steps(epochs: int, min_steps: int, num_rows: int, batch_size: int) -> int:
