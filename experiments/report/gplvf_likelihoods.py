@@ -226,6 +226,7 @@ VALIDATION_RUNS = (
     ("Gaussian, bias-centred, shared linear mean", "docs/gplvf/results/validation/b_u15_shared_linear_mean.json"),
     ("Ordinal", "docs/gplvf/results/validation/b_u15_ordinal.json"),
     ("Ordinal, shared linear mean", "docs/gplvf/results/validation/b_u15_ordinal_shared_linear_mean.json"),
+    ("Gaussian, bias-centred, 400 epochs", "docs/gplvf/results/validation/b_u15_epochs400.json"),
 )
 
 
