@@ -272,9 +272,9 @@ def movielens_validation_choice() -> str:
             and m["gaussian_test_logprob_discrete"] > default["gaussian_test_logprob_discrete"]]
     verdict = (f"better than the defaults on both: {', '.join(both)}" if both
                else "no candidate is better than the defaults on both, so the defaults stay")
-    return (f"of the {len(means)} candidates scored, the lowest mean validation RMSE is {by_rmse}'s "
+    return (f"of the {len(means)} candidates scored, the lowest mean validation RMSE is that of {by_rmse} "
             f"({fmt(means[by_rmse]['gaussian_rmse'], 4)}; the defaults {fmt(default['gaussian_rmse'], 4)}) and the "
-            f"highest mean log-probability of the discrete rating is {by_logprob}'s "
+            f"highest mean log-probability of the discrete rating that of {by_logprob} "
             f"({fmt(means[by_logprob]['gaussian_test_logprob_discrete'], 4)}; the defaults "
             f"{fmt(default['gaussian_test_logprob_discrete'], 4)}); {verdict}")
 
