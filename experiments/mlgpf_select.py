@@ -31,17 +31,10 @@ from typing import Any
 import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
 from experiments.common import base_parser, print_table
+from gpflow_ext.recipes.mlgpf_candidates import candidate_name, parse_candidate, parse_grid
 from gpflow_ext.recipes.mlgpf_config import METHODS, RECIPES
 from gpflow_ext.recipes.mlgpf_data import load_training_file
-from gpflow_ext.recipes.mlgpf_select import (
-    candidate_name,
-    kfold_splits,
-    parse_candidate,
-    parse_grid,
-    rank_across,
-    select,
-    validation_splits,
-)
+from gpflow_ext.recipes.mlgpf_select import kfold_splits, rank_across, select, validation_splits
 from gpflow_ext.results import write_results
 
 #: ``--smoke``: training rows kept and the settings fixed for every candidate unless given

@@ -240,7 +240,7 @@ def test_config_rejects_bad_frequency_fields(bad, match):
 
 
 def test_a_tuple_field_is_read_from_a_candidate_and_named_as_it_is_read():
-    from gpflow_ext.recipes.mlgpf_select import candidate_name, parse_candidate
+    from gpflow_ext.recipes.mlgpf_candidates import candidate_name, parse_candidate
 
     spec = "recipe=label-gps-auto,frequency_exponent_grid=-1;0;0.5,kernel_variance_grid=1;4"
     parsed = parse_candidate(spec)

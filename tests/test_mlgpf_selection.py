@@ -6,15 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from gpflow_ext.recipes.mlgpf_select import (
-    candidate_config,
-    choose,
-    kfold_splits,
-    parse_candidate,
-    parse_grid,
-    select,
-    validation_splits,
-)
+from gpflow_ext.recipes.mlgpf_candidates import candidate_config, parse_candidate, parse_grid
+from gpflow_ext.recipes.mlgpf_select import choose, kfold_splits, select, validation_splits
 from gpflow_ext.recipes.xmc_baselines import (
     bootstrap_interval,
     decode_rows,
