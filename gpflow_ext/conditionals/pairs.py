@@ -10,7 +10,6 @@ bound's per-row expected log-likelihood that uses them is
 """
 
 import gpflow
-import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.config import default_jitter
@@ -24,6 +23,7 @@ __all__ = [
     "as_pair_variance",
     "conditional_at_pairs",
     "mean_at_pairs",
+    "masked_quadratic_forms",
 ]
 
 # pair_variance_for: PerOutput when at least this fraction of the training entries is observed
@@ -90,8 +90,8 @@ class RowSums(PerPair):
         Σ_{d ∈ O_n} E log N(y_nd | f, σ²) = -½ Σ_{d ∈ O_n} [log 2πσ² + ((y_nd - μ_nd)² + v_nd) / σ²],
 
     and with v_nd = k(x_n, x_n) - ‖L_m⁻¹ K_{Z,x_n}‖² + ‖L_dᵀ a_n‖², Σ_{d ∈ O_n} ‖L_dᵀ a_n‖² = a_nᵀ T_n a_n with
-    T_n = Σ_{d ∈ O_n} S_d, S_d = L_d L_dᵀ: one [B, D] x [D, M(M+1)/2] product of the batch's mask with the lower
-    triangles of the symmetric S_d, and a_nᵀ T_n a_n = Σ_{i ≥ k} (2 - δ_ik) a_ni a_nk T_n,ik. The means μ_nd come
+    T_n = Σ_{d ∈ O_n} S_d, S_d = L_d L_dᵀ: one [B, D] x [D, M²] product of the batch's mask with the S_d
+    (:func:`masked_quadratic_forms`, whose gradient is written out). The means μ_nd come
     from one [B, M] x [M, D] product for every output of the batch, masked. Nothing is gathered per pair and every
     shape is static, so the step also compiles with XLA; the numbers are the other forms' to rounding. Per-pair
     variances, where asked for, are :class:`PerPair`'s."""
@@ -112,17 +112,42 @@ class RowSums(PerPair):
         error = tf.cast(values, A.dtype)[None] - tf.reshape(mean, [num_samples, num_rows, -1])  # [S, B, D]
         error = tf.where(is_observed[None], error, tf.zeros_like(error))  # [S, B, D]
         squared_error = tf.reduce_mean(tf.reduce_sum(tf.square(error), axis=-1), axis=0)  # [B]
-        rows, cols = np.tril_indices(q_sqrt.shape[-1])  # the lower triangle's (i, k), i >= k
-        L = tf.linalg.band_part(q_sqrt, -1, 0)  # [D, M, M]
-        S = tf.reshape(tf.matmul(L, L, transpose_b=True), [tf.shape(L)[0], -1])  # [D, M*M]
-        S_lower = tf.gather(S, rows * q_sqrt.shape[-1] + cols, axis=1)  # [D, M(M+1)/2]
-        T_lower = tf.matmul(observed, S_lower)  # [B, M(M+1)/2]: T_n's lower triangle
-        weights = tf.constant(np.where(rows == cols, 1.0, 2.0), dtype=A.dtype)  # [M(M+1)/2]
-        outer = tf.gather(A, rows, axis=-1) * tf.gather(A, cols, axis=-1) * weights  # [S, B, M(M+1)/2]
-        quadratic = tf.reduce_sum(outer * T_lower[None], axis=-1)  # [S, B]: a_nᵀ T_n a_n
+        quadratic = masked_quadratic_forms(A, tf.linalg.band_part(q_sqrt, -1, 0), observed)  # [S, B]: a_nᵀ T_n a_n
         count = tf.reduce_sum(observed, axis=1)  # [B]
         variance_sum = tf.reduce_mean(count[None] * prior_var + quadratic, axis=0)  # [B]
         return squared_error, variance_sum, count
+
+
+@check_shapes(
+    "A: [S, B, M]",
+    "L: [D, M, M]",
+    "observed: [B, D]",
+    "return: [S, B]",
+)
+def masked_quadratic_forms(A, L, observed) -> tf.Tensor:
+    """Σ_d observed[n, d] ‖L_dᵀ a_sn‖² for every sample s and row n: a_snᵀ T_n a_sn with T_n = Σ_d observed[n, d] L_d
+    L_dᵀ, from one [B, D] x [D, M²] product of the mask with the S_d = L_d L_dᵀ. The gradient is written out: with
+    G_d = Σ_{s,n} g_sn observed[n, d] a_sn a_snᵀ (one [D, B] x [B, M²] product), ∂/∂L_d = 2 G_d L_d and ∂/∂a_sn =
+    2 g_sn T_n a_sn; ``observed`` (the mask) gets no gradient. Autodiff of the same forward pass would go back
+    through both sides of L_d L_dᵀ."""
+    return _masked_quadratic_forms(A, L, observed)
+
+
+@tf.custom_gradient
+def _masked_quadratic_forms(A, L, observed):
+    num_inducing = tf.shape(L)[-1]
+    S = tf.reshape(tf.matmul(L, L, transpose_b=True), [tf.shape(L)[0], -1])  # [D, M*M]: S_d = L_d L_dᵀ
+    T = tf.reshape(tf.matmul(observed, S), [-1, num_inducing, num_inducing])  # [B, M, M]
+    TA = tf.einsum("bij,sbj->sbi", T, A)  # [S, B, M]: T_n a_sn
+    quadratic = tf.reduce_sum(A * TA, axis=-1)  # [S, B]
+
+    def gradient(upstream):  # upstream [S, B]
+        outer = tf.einsum("sb,sbi,sbj->bij", upstream, A, A)  # [B, M, M]: Σ_s g_sn a_sn a_snᵀ
+        G = tf.matmul(observed, tf.reshape(outer, [tf.shape(A)[1], -1]), transpose_a=True)  # [D, M*M]
+        dL = 2.0 * tf.matmul(tf.reshape(G, tf.shape(L)), L)  # [D, M, M]
+        return 2.0 * upstream[..., None] * TA, dL, None
+
+    return quadratic, gradient
 
 
 def gaussian_with_one_variance(likelihood, likelihood_columns) -> bool:

@@ -246,11 +246,11 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         f_mean, f_var = self.predict_f(Xnew, full_cov=full_cov, full_output_cov=full_output_cov)
         return columnwise_predict_mean_and_var(self.likelihood, self.likelihood_columns, Xnew, f_mean, f_var)
 
-    def prior_kl(self) -> tf.Tensor:
-        """Σ_d KL(q(u_d) ‖ p(u_d)), closed form."""
-        return gpflow.kullback_leiblers.prior_kl(
-            self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten
-        )
+    def prior_kl(self, q_sqrt=None) -> tf.Tensor:
+        """Σ_d KL(q(u_d) ‖ p(u_d)), closed form (``q_sqrt``: the value of ``self.q_sqrt`` when already computed)."""
+        q_sqrt = self.q_sqrt if q_sqrt is None else q_sqrt
+        inducing_variable, kernel = self.inducing_variable, self.kernel
+        return gpflow.kullback_leiblers.prior_kl(inducing_variable, kernel, self.q_mu, q_sqrt, whiten=self.whiten)
 
     @check_shapes(
         "values: [B, D]",
@@ -261,11 +261,12 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         "return[0]: [B]",
         "return[1]: [B]",
     )
-    def row_terms(self, values, mask, x_mean, x_var, base_noise) -> tuple[tf.Tensor, tf.Tensor]:
+    def row_terms(self, values, mask, x_mean, x_var, base_noise, q_sqrt=None) -> tuple[tf.Tensor, tf.Tensor]:
         """Per-row (E_q log p(y_o | x, u) [B], KL(q(x_n)‖p(x_n)) [B]) from base noise [S, B, Q], with f at the
-        observed (row, output) pairs only (eq. 5, 17-21)."""
+        observed (row, output) pairs only (eq. 5, 17-21); ``q_sqrt`` as in :meth:`prior_kl`."""
         x, kl_x = self.latent_samples_and_kl(x_mean, x_var, base_noise)  # [S, B, Q], [B]
-        gp = (self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, self.mean_function, self.whiten)
+        q_sqrt = self.q_sqrt if q_sqrt is None else q_sqrt
+        gp = (self.inducing_variable, self.kernel, self.q_mu, q_sqrt, self.mean_function, self.whiten)
         expected_log_lik = row_expected_log_likelihood(
             self.variance_by, x, values, mask, gp, self.likelihood, self.likelihood_columns
         )  # [B]
@@ -276,9 +277,10 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         values, mask, row_index = data
         values = tf.convert_to_tensor(values, dtype=default_float())
         x_mean, x_var = self.local_parameters(values, mask, row_index)
-        expected_log_lik, kl_x = self.row_terms(values, mask, x_mean, x_var, base_noise)
+        q_sqrt = tf.convert_to_tensor(self.q_sqrt)  # [D, M, M]: its transform once, for both terms
+        expected_log_lik, kl_x = self.row_terms(values, mask, x_mean, x_var, base_noise, q_sqrt=q_sqrt)
         scale = tf.cast(self.num_data, default_float()) / tf.cast(tf.shape(values)[0], default_float())
-        return scale * tf.reduce_sum(expected_log_lik - kl_x) - self.prior_kl()
+        return scale * tf.reduce_sum(expected_log_lik - kl_x) - self.prior_kl(q_sqrt)
 
     def elbo(self, data) -> tf.Tensor:
         """Unbiased minibatch estimate of the bound; ``data`` = (values [B, D], mask [B, D], row index [B])."""
@@ -294,9 +296,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
     def encode(self, Y, mask=None) -> tuple[np.ndarray, np.ndarray]:
         """Amortised q(x*) for new partially observed rows: (μ*, s*) from the encoder, no optimisation."""
         if self.encoder is None:
-            raise ValueError(
-                "this GPLVF has no encoder; fit q(x*) of new rows with gpflow_ext.recipes.gplvf.infer_latent"
-            )
+            raise ValueError("no encoder in this GPLVF: fit new rows' q(x*) with gpflow_ext.recipes.gplvf.infer_latent")
         values, observed = check_observations(Y, mask, name="Y_new", num_outputs=self.output_dim)
         return self.latents.training_latents(values, observed)
 
