@@ -11,7 +11,8 @@ same run, and compiled step time vs planar flow length.
   gradient evaluation touches every row once, so seconds per evaluation = seconds per epoch: the
   median over evaluations after the first (the first also builds GPy's caches and is reported apart).
 * Passes (``passes``): seconds per pass (epoch) of ``fit`` with Adam 0.01 at each of ``--batch-sizes`` and each
-  ``--variance-by`` (``RowSums()``, the default for the Gaussian likelihood, and ``PerPair()``)
+  ``--variance-by`` (``RowSums()``, the default for the Gaussian likelihood; ``AutodiffRowSums()``, the same bound
+  with its variance term differentiated by autodiff, the peer of the written-out gradient; and ``PerPair()``)
   (a batch of N rows or more is one full-batch step per pass), for the step as a ``tf.function`` (``fit``'s
   default) and compiled with XLA (``jit_compile=True``): the median over the epochs after the first (the first
   traces and compiles; its seconds are kept), the GPy median seconds per evaluation over ours for each, and the
@@ -37,7 +38,7 @@ import tensorflow as tf
 
 from benchmarks.gpy_bgplvm_missing import gpy_peer
 from gpflow_ext.bijectors import planar_flow
-from gpflow_ext.conditionals.pairs import PerOutput, PerPair, RowSums
+from gpflow_ext.conditionals.pairs import PerOutput, PerPair, RowSums, projections
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.likelihoods.masked import masked_variational_expectations
@@ -81,7 +82,33 @@ def step_seconds(model, data, batch_size, repeats, seed=0):
     return float(np.median(times))
 
 
-VARIANCE_BY = {"rows": RowSums, "pairs": PerPair, "outputs": PerOutput}
+class AutodiffRowSums(RowSums):
+    """``RowSums()`` with the variance sums' gradient by autodiff (the peer of the written-out gradient of
+    ``masked_quadratic_forms``): the masked product with the lower triangles of S_d = L_d L_dᵀ, then
+    ``tf.GradientTape`` through it."""
+
+    def row_sums(self, x, values, mask, gp):
+        inducing_variable, kernel, q_mu, q_sqrt, mean_function, white = gp
+        A, prior_var = projections(x, inducing_variable, kernel, white=white)  # [S, B, M], [S, B]
+        observed = tf.cast(tf.cast(mask, tf.bool), A.dtype)  # [B, D]
+        num_samples, num_rows, num_inducing = tf.unstack(tf.shape(A))
+        x_flat = tf.reshape(x, [num_samples * num_rows, -1])  # [S*B, Q]
+        mean = tf.matmul(tf.reshape(A, [-1, num_inducing]), q_mu) + mean_function(x_flat)  # [S*B, D]
+        error = tf.cast(values, A.dtype)[None] - tf.reshape(mean, [num_samples, num_rows, -1])  # [S, B, D]
+        error = tf.where(tf.cast(mask, tf.bool)[None], error, tf.zeros_like(error))
+        squared_error = tf.reduce_mean(tf.reduce_sum(tf.square(error), axis=-1), axis=0)  # [B]
+        rows, cols = np.tril_indices(q_sqrt.shape[-1])
+        L = tf.linalg.band_part(q_sqrt, -1, 0)  # [D, M, M]
+        S = tf.reshape(tf.matmul(L, L, transpose_b=True), [tf.shape(L)[0], -1])  # [D, M*M]
+        T_lower = tf.matmul(observed, tf.gather(S, rows * q_sqrt.shape[-1] + cols, axis=1))  # [B, M(M+1)/2]
+        weights = tf.constant(np.where(rows == cols, 1.0, 2.0), dtype=A.dtype)
+        outer = tf.gather(A, rows, axis=-1) * tf.gather(A, cols, axis=-1) * weights  # [S, B, M(M+1)/2]
+        quadratic = tf.reduce_sum(outer * T_lower[None], axis=-1)  # [S, B]
+        count = tf.reduce_sum(observed, axis=1)  # [B]
+        return squared_error, tf.reduce_mean(count[None] * prior_var + quadratic, axis=0), count
+
+
+VARIANCE_BY = {"rows": RowSums, "rows-autodiff": AutodiffRowSums, "pairs": PerPair, "outputs": PerOutput}
 
 
 def pass_seconds(train, batch_sizes, epochs, latent_dim, num_inducing, seed, variances=("rows",)):
@@ -136,8 +163,9 @@ def main(argv=None):
     parser.add_argument("--infer-samples", type=int, default=8)
     parser.add_argument("--batch-sizes", default="64,256,1024", help="batch sizes of the per-pass comparison")
     parser.add_argument("--pass-epochs", type=int, default=4, help="epochs per batch size and step (first: tracing)")
-    parser.add_argument("--variance-by", default="rows,pairs",
-                        help="GPLVF variance_by choices of the per-pass comparison, side by side (rows, pairs, outputs)")
+    parser.add_argument("--variance-by", default="rows,rows-autodiff,pairs",
+                        help="GPLVF variance_by choices of the per-pass comparison, side by side (rows, rows-autodiff: "
+                             "RowSums with its variance gradient by autodiff, pairs, outputs)")
     parser.add_argument("--passes-only", action="store_true",
                         help="GPy and the per-pass comparison only (no flow-length or pairs-vs-dense steps)")
     args = parser.parse_args(argv)
