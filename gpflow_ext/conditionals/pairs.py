@@ -10,6 +10,7 @@ bound's per-row expected log-likelihood that uses them is
 """
 
 import gpflow
+import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.config import default_jitter
@@ -90,8 +91,8 @@ class RowSums(PerPair):
         Σ_{d ∈ O_n} E log N(y_nd | f, σ²) = -½ Σ_{d ∈ O_n} [log 2πσ² + ((y_nd - μ_nd)² + v_nd) / σ²],
 
     and with v_nd = k(x_n, x_n) - ‖L_m⁻¹ K_{Z,x_n}‖² + ‖L_dᵀ a_n‖², Σ_{d ∈ O_n} ‖L_dᵀ a_n‖² = a_nᵀ T_n a_n with
-    T_n = Σ_{d ∈ O_n} S_d, S_d = L_d L_dᵀ: one [B, D] x [D, M²] product of the batch's mask with the S_d
-    (:func:`masked_quadratic_forms`, whose gradient is written out). The means μ_nd come
+    T_n = Σ_{d ∈ O_n} S_d, S_d = L_d L_dᵀ: one [B, D] x [D, M(M+1)/2] product of the batch's mask with the lower
+    triangles of the S_d (:func:`masked_quadratic_forms`, whose gradient is written out). The means μ_nd come
     from one [B, M] x [M, D] product for every output of the batch, masked. Nothing is gathered per pair and every
     shape is static, so the step also compiles with XLA; the numbers are the other forms' to rounding. Per-pair
     variances, where asked for, are :class:`PerPair`'s."""
@@ -126,26 +127,41 @@ class RowSums(PerPair):
 )
 def masked_quadratic_forms(A, L, observed) -> tf.Tensor:
     """Σ_d observed[n, d] ‖L_dᵀ a_sn‖² for every sample s and row n: a_snᵀ T_n a_sn with T_n = Σ_d observed[n, d] L_d
-    L_dᵀ, from one [B, D] x [D, M²] product of the mask with the S_d = L_d L_dᵀ. The gradient is written out: with
-    G_d = Σ_{s,n} g_sn observed[n, d] a_sn a_snᵀ (one [D, B] x [B, M²] product), ∂/∂L_d = 2 G_d L_d and ∂/∂a_sn =
-    2 g_sn T_n a_sn; ``observed`` (the mask) gets no gradient. Autodiff of the same forward pass would go back
-    through both sides of L_d L_dᵀ."""
+    L_dᵀ, from one [B, D] x [D, M(M+1)/2] product of the mask with the lower triangles of S_d = L_d L_dᵀ. The gradient
+    is written out: with G_d = Σ_{s,n} g_sn observed[n, d] a_sn a_snᵀ (its lower triangles from one [M(M+1)/2, B] x
+    [B, D] product), ∂/∂L_d = 2 G_d L_d and ∂/∂a_sn = 2 g_sn T_n a_sn; ``observed`` (the mask) gets no gradient.
+    Autodiff of the same forward pass goes back through both sides of L_d L_dᵀ and a scatter into the triangles.
+    M must be static (``L.shape[-1]``)."""
+    if L.shape[-1] is None:
+        raise ValueError(f"masked_quadratic_forms: L's last dimension M must be static, got shape {L.shape}")
     return _masked_quadratic_forms(A, L, observed)
+
+
+def _symmetric_storage(num_inducing: int) -> tuple[np.ndarray, np.ndarray]:
+    """For M x M symmetric matrices stored flat (M² entries): the flat positions of the lower triangle (i >= k) [K],
+    and each flat position's place in that list [M²] (the whole matrix back from its lower triangle)."""
+    rows, cols = np.tril_indices(num_inducing)
+    place = np.zeros((num_inducing, num_inducing), dtype=np.int64)
+    place[rows, cols] = place[cols, rows] = np.arange(rows.size)
+    return rows * num_inducing + cols, place.reshape(-1)
 
 
 @tf.custom_gradient
 def _masked_quadratic_forms(A, L, observed):
-    num_inducing = tf.shape(L)[-1]
-    S = tf.reshape(tf.matmul(L, L, transpose_b=True), [tf.shape(L)[0], -1])  # [D, M*M]: S_d = L_d L_dᵀ
-    T = tf.reshape(tf.matmul(observed, S), [-1, num_inducing, num_inducing])  # [B, M, M]
+    num_outputs, num_inducing = tf.shape(L)[0], L.shape[-1]
+    lower, whole = _symmetric_storage(num_inducing)  # [K], [M*M]; K = M(M+1)/2
+    S = tf.transpose(tf.reshape(tf.matmul(L, L, transpose_b=True), [num_outputs, -1]))  # [M*M, D]: S_d = L_d L_dᵀ
+    T_lower = tf.matmul(observed, tf.gather(S, lower), transpose_b=True)  # [B, K]: T_n's lower triangle
+    T = tf.reshape(tf.gather(T_lower, whole, axis=1), [-1, num_inducing, num_inducing])  # [B, M, M]
     TA = tf.einsum("bij,sbj->sbi", T, A)  # [S, B, M]: T_n a_sn
     quadratic = tf.reduce_sum(A * TA, axis=-1)  # [S, B]
 
     def gradient(upstream):  # upstream [S, B]
         outer = tf.einsum("sb,sbi,sbj->bij", upstream, A, A)  # [B, M, M]: Σ_s g_sn a_sn a_snᵀ
-        G = tf.matmul(observed, tf.reshape(outer, [tf.shape(A)[1], -1]), transpose_a=True)  # [D, M*M]
-        dL = 2.0 * tf.matmul(tf.reshape(G, tf.shape(L)), L)  # [D, M, M]
-        return 2.0 * upstream[..., None] * TA, dL, None
+        outer_lower = tf.gather(tf.reshape(outer, [tf.shape(A)[1], -1]), lower, axis=1)  # [B, K]
+        G_lower = tf.matmul(outer_lower, observed, transpose_a=True)  # [K, D]: G_d's lower triangles
+        G = tf.reshape(tf.transpose(tf.gather(G_lower, whole)), tf.shape(L))  # [D, M, M], symmetric
+        return 2.0 * upstream[..., None] * TA, 2.0 * tf.matmul(G, L), None
 
     return quadratic, gradient
 
