@@ -441,7 +441,8 @@ SPEED_PASSES = "peers/gplvf_speed_passes.json"
 @generator("gplvf-speed-passes")
 def table_speed_passes() -> str:
     s = load(f"{STORE}/{SPEED_PASSES}")
-    names = {"rows": "`RowSums()` (default)", "pairs": "`PerPair()`", "outputs": "`PerOutput()`"}
+    names = {"rows": "`RowSums()` (default)", "rows-autodiff": "`RowSums()`, variance gradient by autodiff (peer)",
+             "pairs": "`PerPair()`", "outputs": "`PerOutput()`"}
     rows = [[r["batch size"], names[r.get("variance_by", "pairs")], r["steps/pass"], fmt(r["tf.function s/pass"], 3),
              fmt(r["XLA s/pass"], 3), fmt(r["GPy s/pass"], 2), fmt(r["GPy / default"], 1), fmt(r["GPy / best"], 1)]
             for r in s["passes_summary"]]
@@ -459,11 +460,17 @@ def speed_passes_ratios() -> str:
     pairs = ", ".join(f"{fmt(by[b, 'rows']['tf.function s/pass'] / by[b, 'pairs']['tf.function s/pass'], 2)}x at "
                       f"batch {b}" for b in sizes)
     xla = [by[b, "rows"]["XLA s/pass"] / by[b, "rows"]["tf.function s/pass"] for b in sizes]
+    written = ", ".join(
+        " / ".join(f"{fmt(by[b, 'rows-autodiff'][k] / by[b, 'rows'][k], 2)}x" for k in ("tf.function s/pass", "XLA s/pass"))
+        + f" at batch {b}" for b in sizes if (b, "rows-autodiff") in by
+    )
     gpy = ", ".join(f"{fmt(by[b, 'rows']['GPy / default'], 1)}x at batch {b}" for b in sizes)
     best = ", ".join(f"{fmt(by[b, 'rows']['GPy / best'], 1)}x at batch {b}" for b in sizes)
     return (f"with `tf.function` steps a pass of `RowSums()` takes {pairs} the time of `PerPair()`'s; GPLVF's default "
             f"pass is faster than GPy's evaluation by {gpy}, and its best pass by {best}; the XLA step of `RowSums()` "
-            f"takes {fmt(min(xla), 1)}-{fmt(max(xla), 1)}x the `tf.function` step's time")
+            f"takes {fmt(min(xla), 1)}-{fmt(max(xla), 1)}x the `tf.function` step's time"
+            + (f"; the peer that differentiates the variance term by autodiff takes {written} the time of "
+               "`RowSums()`'s written-out gradient (`tf.function` / XLA step)" if written else ""))
 
 
 @generator("gplvf-variance-by")
