@@ -333,30 +333,6 @@ def test_masked_quadratic_forms_and_their_written_out_gradient_equal_autodiff_of
     assert dmask is None
 
 
-def test_speed_benchmarks_autodiff_row_sums_peer_gives_the_same_bound_and_gradients():
-    """benchmarks.gplvf_speed's peer (RowSums with its variance term by autodiff) is the same bound: its timings
-    compare two ways of differentiating one objective."""
-    from benchmarks.gplvf_speed import AutodiffRowSums
-
-    rng = np.random.default_rng(73)
-    Y = _toy(rng, 10, 6, 2, missing=0.5)
-    values, mask, rows = (tf.constant(a) for a in GPLVF(Y, 2, 4).training_data())
-    noise = tf.constant(rng.standard_normal((2, 10, 2)))
-    results = []
-    for variance_by in (RowSums(), AutodiffRowSums()):
-        model = GPLVF(Y, 2, 4, variance_by=variance_by, seed=1)
-        model.q_mu.assign(rng.standard_normal((4, 6)) if not results else results[0][2])
-        model.q_sqrt.assign(np.tril(0.3 * rng.standard_normal((6, 4, 4))) + 0.5 * np.eye(4) if not results
-                            else results[0][3])
-        with tf.GradientTape() as tape:
-            bound = model.elbo_given_base_noise((values, mask, rows), noise)
-        grads = [tf.convert_to_tensor(g).numpy() for g in tape.gradient(bound, model.trainable_variables)]
-        results.append((bound.numpy(), grads, model.q_mu.numpy(), model.q_sqrt.numpy()))
-    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-12)
-    for a, b in zip(results[1][1], results[0][1]):
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11 * np.abs(b).max())
-
-
 def test_bound_shares_one_q_sqrt_transform_between_its_terms():
     """The bound converts q_sqrt once and hands the value to both terms; passing it changes no number."""
     rng = np.random.default_rng(72)
