@@ -302,6 +302,40 @@ def movielens_epochs_test_table() -> str:
     return _per_split_table([(MOVIELENS_SPLIT_RUNS[0][0], MOVIELENS_SPLIT_RUNS[0][1].format(seed=0)), EPOCHS_TEST_RUN])
 
 
+#: the same setting on u1-u5's test splits over seeds (result file pattern with ``{seed}``)
+EPOCHS_SEED_RUNS = (
+    MOVIELENS_SPLIT_RUNS[0],
+    ("Gaussian, bias-centred, 400 epochs", "docs/gplvf/results/movielens_b_u15_gaussian_epochs400_seed{seed}.json"),
+)
+
+
+@generator("gplvf-likelihoods-movielens-epochs-seeds")
+def movielens_epochs_seeds_table() -> str:
+    """Means over u1-u5 of the defaults and of 400 epochs for every seed both were run with (mean ± sd over those
+    seeds), the paired difference, and in how many (split, seed) runs 400 epochs is ahead on each measure."""
+    seeds = _split_seeds(EPOCHS_SEED_RUNS)
+    (label, plain), (epochs_label, longer) = [
+        (label, {seed: load(pattern.format(seed=seed)) for seed in seeds}) for label, pattern in EPOCHS_SEED_RUNS
+    ]
+    keys = (("gaussian_rmse", 4, min), ("gaussian_test_logprob_discrete", 4, max), ("gaussian_coverage_50", 3, None),
+            ("gaussian_coverage_90", 3, None))
+    rows = [[name, ", ".join(map(str, seeds)),
+             *[_mean_and_sd([_mean_over_splits(runs[s], key) for s in seeds], d) for key, d, _ in keys]]
+            for name, runs in ((label, plain), (epochs_label, longer))]
+    rows.append([f"{epochs_label} − {label}, same seed", ", ".join(map(str, seeds)),
+                 *[_signed_mean_and_sd([_mean_over_splits(longer[s], key) - _mean_over_splits(plain[s], key)
+                                        for s in seeds], d) for key, d, _ in keys]])
+    splits = list(plain[seeds[0]]["b"])
+    ahead = []
+    for key, _, better in keys[:2]:
+        wins = sum(better(longer[s]["b"][split][key], plain[s]["b"][split][key]) == longer[s]["b"][split][key]
+                   and longer[s]["b"][split][key] != plain[s]["b"][split][key] for s in seeds for split in splits)
+        ahead.append(f"{wins} of {len(seeds) * len(splits)}")
+    rows.append(["(split, seed) runs where 400 epochs is ahead", ", ".join(map(str, seeds)), *ahead, "", ""])
+    return markdown_table(["model (q(X) Gaussian)", "seeds", "RMSE, mean of u1-u5", "log-prob of the discrete rating",
+                           "50 % coverage", "90 % coverage"], rows)
+
+
 def _per_split_table(models: list[tuple[str, str]]) -> str:
     """Each (label, result file) of protocol (b) on every split and as the mean of the splits."""
     runs = [(label, load(path)) for label, path in models]
