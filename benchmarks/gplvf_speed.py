@@ -38,7 +38,7 @@ import tensorflow as tf
 
 from benchmarks.gpy_bgplvm_missing import gpy_peer
 from gpflow_ext.bijectors import planar_flow
-from gpflow_ext.conditionals.pairs import PerOutput, PerPair, RowSums, projections
+from gpflow_ext.conditionals.pairs import PerOutput, PerPair, RowSums
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.likelihoods.masked import masked_variational_expectations
@@ -87,25 +87,14 @@ class AutodiffRowSums(RowSums):
     ``masked_quadratic_forms``): the masked product with the lower triangles of S_d = L_d L_dᵀ, then
     ``tf.GradientTape`` through it."""
 
-    def row_sums(self, x, values, mask, gp):
-        inducing_variable, kernel, q_mu, q_sqrt, mean_function, white = gp
-        A, prior_var = projections(x, inducing_variable, kernel, white=white)  # [S, B, M], [S, B]
-        observed = tf.cast(tf.cast(mask, tf.bool), A.dtype)  # [B, D]
-        num_samples, num_rows, num_inducing = tf.unstack(tf.shape(A))
-        x_flat = tf.reshape(x, [num_samples * num_rows, -1])  # [S*B, Q]
-        mean = tf.matmul(tf.reshape(A, [-1, num_inducing]), q_mu) + mean_function(x_flat)  # [S*B, D]
-        error = tf.cast(values, A.dtype)[None] - tf.reshape(mean, [num_samples, num_rows, -1])  # [S, B, D]
-        error = tf.where(tf.cast(mask, tf.bool)[None], error, tf.zeros_like(error))
-        squared_error = tf.reduce_mean(tf.reduce_sum(tf.square(error), axis=-1), axis=0)  # [B]
-        rows, cols = np.tril_indices(q_sqrt.shape[-1])
-        L = tf.linalg.band_part(q_sqrt, -1, 0)  # [D, M, M]
+    def quadratic_forms(self, A, L, observed):
+        num_inducing = L.shape[-1]
+        rows, cols = np.tril_indices(num_inducing)
         S = tf.reshape(tf.matmul(L, L, transpose_b=True), [tf.shape(L)[0], -1])  # [D, M*M]
-        T_lower = tf.matmul(observed, tf.gather(S, rows * q_sqrt.shape[-1] + cols, axis=1))  # [B, M(M+1)/2]
+        T_lower = tf.matmul(observed, tf.gather(S, rows * num_inducing + cols, axis=1))  # [B, M(M+1)/2]
         weights = tf.constant(np.where(rows == cols, 1.0, 2.0), dtype=A.dtype)
         outer = tf.gather(A, rows, axis=-1) * tf.gather(A, cols, axis=-1) * weights  # [S, B, M(M+1)/2]
-        quadratic = tf.reduce_sum(outer * T_lower[None], axis=-1)  # [S, B]
-        count = tf.reduce_sum(observed, axis=1)  # [B]
-        return squared_error, tf.reduce_mean(count[None] * prior_var + quadratic, axis=0), count
+        return tf.reduce_sum(outer * T_lower[None], axis=-1)  # [S, B]
 
 
 VARIANCE_BY = {"rows": RowSums, "rows-autodiff": AutodiffRowSums, "pairs": PerPair, "outputs": PerOutput}

@@ -113,10 +113,14 @@ class RowSums(PerPair):
         error = tf.cast(values, A.dtype)[None] - tf.reshape(mean, [num_samples, num_rows, -1])  # [S, B, D]
         error = tf.where(is_observed[None], error, tf.zeros_like(error))  # [S, B, D]
         squared_error = tf.reduce_mean(tf.reduce_sum(tf.square(error), axis=-1), axis=0)  # [B]
-        quadratic = masked_quadratic_forms(A, tf.linalg.band_part(q_sqrt, -1, 0), observed)  # [S, B]: a_nᵀ T_n a_n
+        quadratic = self.quadratic_forms(A, tf.linalg.band_part(q_sqrt, -1, 0), observed)  # [S, B]: a_nᵀ T_n a_n
         count = tf.reduce_sum(observed, axis=1)  # [B]
         variance_sum = tf.reduce_mean(count[None] * prior_var + quadratic, axis=0)  # [B]
         return squared_error, variance_sum, count
+
+    def quadratic_forms(self, A, L, observed) -> tf.Tensor:
+        """Σ_d observed[n, d] ‖L_dᵀ a_sn‖² [S, B] (:func:`masked_quadratic_forms`)."""
+        return masked_quadratic_forms(A, L, observed)
 
 
 @check_shapes(
