@@ -1,4 +1,5 @@
-"""Input transforms for sparse bag-of-words features: L2 row normalisation and TF-IDF.
+"""Input transforms for sparse bag-of-words features: L2 row normalisation, TF-IDF, and random Fourier
+features appended to the rows.
 
 A transform is fitted on the training inputs only and then applied to every split, so no statistic of
 the test rows leaks into training:
@@ -18,7 +19,7 @@ import scipy.sparse
 
 from ..validation import check_input_matrix
 
-__all__ = ["l2_normalise_rows", "TfidfRows"]
+__all__ = ["l2_normalise_rows", "TfidfRows", "WithRandomFeatures", "median_distance"]
 
 Matrix: TypeAlias = np.ndarray | scipy.sparse.csr_matrix
 
@@ -67,3 +68,91 @@ class TfidfRows:
         else:
             weighted = np.asarray(X, dtype=np.float64) * self.idf  # [N, D]
         return l2_normalise_rows(weighted)
+
+
+def median_distance(X: Any, rng: np.random.Generator, sample: int = 1000) -> float:
+    """Median Euclidean distance between pairs of ``sample`` random rows of X [N, D] (dense or CSR; 1.0 if
+    it is 0): the median heuristic for a squared-exponential lengthscale."""
+    rows = rng.choice(X.shape[0], size=min(sample, X.shape[0]), replace=False)
+    sub = X[rows]
+    inner = sub @ sub.T  # [S, S]
+    inner = inner.toarray() if scipy.sparse.issparse(inner) else np.asarray(inner)
+    sq = np.diag(inner).copy()  # [S]
+    dist2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * inner, 0.0)  # [S, S]
+    upper = dist2[np.triu_indices(len(rows), k=1)]
+    median = float(np.sqrt(np.median(upper))) if upper.size else 1.0
+    return median if median > 0 else 1.0
+
+
+class WithRandomFeatures:
+    """The rows of a base transform with F random Fourier features of a squared-exponential kernel appended,
+    ``x ← [x, φ(x)]`` with ``φ(x) = sqrt(2/F) cos(Wᵀx + c)``, ``W`` [D, F] ~ N(0, 1/ℓ²), ``c`` ~ U(0, 2π)
+    (Rahimi and Recht, 2007). A linear kernel on the joined rows is ``x·x' + φ(x)·φ(x')``, whose second term
+    is a Monte Carlo estimate of ``exp(−‖x − x'‖² / (2ℓ²))``: a linear model on them is the linear model plus
+    a non-linear part of equal prior variance per row (both terms are 1 at x = x' on unit-norm rows).
+
+    ``fit(X_train)`` fits the base transform, sets ℓ to the median distance between training rows
+    (:func:`median_distance`, at most 1,000 rows) unless ``lengthscale`` is given, draws ``W`` and ``c`` from
+    ``seed``, and returns the fitted transform. Sparse rows stay CSR (the features are a dense block of F columns
+    in it).
+
+    :param base: the transform applied first (e.g. :class:`TfidfRows`), or None for the rows as given.
+    :param num_features: F, the number of random features appended.
+    :param lengthscale: ℓ; None chooses it by the median heuristic on the training rows.
+    :param seed: seeds the row sample of the heuristic and the draws of ``W`` and ``c``.
+    """
+
+    def __init__(
+        self, base: Any = None, num_features: int = 1000, lengthscale: float | None = None, seed: int = 0
+    ) -> None:
+        if base is not None and not callable(base):
+            raise TypeError(f"base must be a callable transform or None, got {type(base).__name__}")
+        if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) or num_features < 1:
+            raise ValueError(f"num_features must be a positive int, got {num_features!r}")
+        if lengthscale is not None and not (np.isfinite(lengthscale) and lengthscale > 0):
+            raise ValueError(f"lengthscale must be a positive finite float or None, got {lengthscale!r}")
+        self.base = base
+        self.num_features = int(num_features)
+        self.lengthscale = lengthscale
+        self.seed = seed
+        self.__name__ = f"{getattr(base, '__name__', 'rows')}+rff{self.num_features}"
+        self.fitted_base: Any = None
+        self.weights: np.ndarray | None = None  # [D, F]
+        self.phases: np.ndarray | None = None  # [F]
+        self.fitted_lengthscale: float | None = None
+
+    def _base(self, transform: Any, X: Any) -> Any:
+        return X if transform is None else transform(X)
+
+    def fit(self, X: Any) -> "WithRandomFeatures":
+        """Fit the base transform, ℓ and the random features on the training inputs X [N, D]; returns ``self``."""
+        X = check_input_matrix(X, "X", allow_sparse=True, integer="cast", what="inputs")
+        base = self.base.fit(X) if hasattr(self.base, "fit") else self.base
+        rows = self._base(base, X)  # [N, D']
+        rng = np.random.default_rng(self.seed)
+        lengthscale = self.lengthscale if self.lengthscale is not None else median_distance(rows, rng)
+        self.fitted_base, self.fitted_lengthscale = base, float(lengthscale)
+        self.weights = rng.standard_normal((rows.shape[1], self.num_features)) / lengthscale  # [D', F]
+        self.phases = rng.uniform(0.0, 2.0 * np.pi, self.num_features)  # [F]
+        return self
+
+    def features(self, rows: Any) -> np.ndarray:
+        """φ of rows already through the base transform [N, D'] -> [N, F]."""
+        if self.weights is None or self.phases is None:
+            raise ValueError("WithRandomFeatures is not fitted: call fit(X_train) first")
+        projected = np.asarray(rows @ self.weights)  # [N, F]
+        return np.sqrt(2.0 / self.num_features) * np.cos(projected + self.phases)  # [N, F]
+
+    def __call__(self, X: Any) -> Matrix:
+        if self.weights is None:
+            raise ValueError("WithRandomFeatures is not fitted: call fit(X_train) first")
+        X = check_input_matrix(X, "X", allow_sparse=True, integer="cast", what="inputs")
+        rows = self._base(self.fitted_base, X)  # [N, D']
+        if rows.shape[1] != self.weights.shape[0]:
+            raise ValueError(
+                f"X has {rows.shape[1]} columns after the base transform; fitted on {self.weights.shape[0]}"
+            )
+        features = self.features(rows)  # [N, F]
+        if scipy.sparse.issparse(rows):
+            return scipy.sparse.hstack([rows, scipy.sparse.csr_matrix(features)], format="csr")  # [N, D' + F]
+        return np.hstack([np.asarray(rows, dtype=np.float64), features])  # [N, D' + F]

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse
 import tensorflow as tf
 
+from ..data.transforms import median_distance
 from ..inducing_variables import BasisInducingPoints, SubspaceInducingPoints
 from ..models import MLGPF
 from ..training import FunctionCallback, TensorBoard, fit
@@ -75,7 +76,7 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
     if config.kernel == "linear":
         kernel = gpflow.kernels.Linear(variance=1.0 / max(float(np.mean(sq_norms)), 1e-12))
     else:
-        kernel = gpflow.kernels.SquaredExponential(variance=1.0, lengthscales=median_distance(X, sq_norms, rng))
+        kernel = gpflow.kernels.SquaredExponential(variance=1.0, lengthscales=median_distance(X, rng))
     if config.kernel_variance is not None:
         kernel.variance.assign(config.kernel_variance)
         gpflow.set_trainable(kernel.variance, False)
@@ -130,19 +131,6 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
     )
 
 
-def median_distance(X: Matrix, sq_norms: np.ndarray, rng: np.random.Generator, sample: int = 1000) -> float:
-    """Median Euclidean distance between pairs of ``sample`` random rows of X (1.0 if it is 0)."""
-    rows = rng.choice(X.shape[0], size=min(sample, X.shape[0]), replace=False)
-    sub = X[rows]
-    inner = sub @ sub.T
-    inner = inner.toarray() if scipy.sparse.issparse(inner) else inner
-    sq = sq_norms[rows]
-    dist2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * inner, 0.0)
-    upper = dist2[np.triu_indices(len(rows), k=1)]
-    median = float(np.sqrt(np.median(upper))) if upper.size else 1.0
-    return median if median > 0 else 1.0
-
-
 # -----------------------------------------------------------------------------------------
 # run
 # -----------------------------------------------------------------------------------------
@@ -193,7 +181,7 @@ def run_mlgpf(
         tuning["seconds"] = time.perf_counter() - tuning_start
     precision = dataclasses.replace(gpflow.config.config(), float=np.float32 if config.float32 else np.float64)
     (X_train, Y_train), (X_test, Y_test) = train, test
-    transform = config.input_transform
+    transform = config.rows_transform()
     if transform is not None:
         transform = transform.fit(X_train) if hasattr(transform, "fit") else transform
         X_train, X_test = transform(X_train), transform(X_test)

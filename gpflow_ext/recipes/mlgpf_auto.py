@@ -352,7 +352,7 @@ def grid_end(chosen: float, grid: Sequence[float]) -> str | None:
 def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, dict[str, Any] | None]:
     """The config as trained on the training rows ``(X, Y)``: ``min_steps`` turned into epochs
     (:meth:`~gpflow_ext.recipes.mlgpf_config.MLGPFConfig.with_min_steps`) and, when ``config.kernel_variance_grid``
-    is set, σ² chosen by :func:`tune_kernel_variance` on those rows (as read: the config's ``input_transform`` is
+    is set, σ² chosen by :func:`tune_kernel_variance` on those rows (as read: the config's ``rows_transform()`` is
     fitted inside each inner fold). Returns ``(config with kernel_variance = σ² and no grid, record)``, or
     ``(config, None)`` when there is no grid."""
     if not isinstance(config, MLGPFConfig):
@@ -367,7 +367,7 @@ def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, di
         folds=config.tuning_folds,
         seed=config.seed,
         rank=config.rank,
-        transform=config.input_transform,
+        transform=config.rows_transform(),
         extensions=config.tuning_extensions,
         label_wise=config.label_wise_variance,
         frequency_exponents=config.frequency_exponent_grid,

@@ -100,6 +100,10 @@ class MLGPFConfig:
     :param frequency_exponent_grid: with ``kernel_variance_grid`` and ``independent_labels``, γ values of a
         label-frequency prior σ²_k = σ² (n_k / n̄)^γ chosen jointly with σ² by the same inner cross-validation
         (:data:`gpflow_ext.recipes.mlgpf_auto.FREQUENCY_RULE`); 0 is the plain rule.
+    :param random_features: F > 0 appends F random Fourier features of a squared-exponential kernel to the
+        rows after ``input_transform`` (:class:`~gpflow_ext.data.transforms.WithRandomFeatures`, lengthscale by
+        the median heuristic on the training rows, drawn from ``seed``): a linear kernel then adds a non-linear
+        part to the linear model; 0: the rows as transformed. :meth:`rows_transform` is the transform applied.
     """
 
     kernel: str = "linear"
@@ -128,6 +132,7 @@ class MLGPFConfig:
     label_wise_variance: bool = False
     label_kernel_variances: tuple[float, ...] | None = None
     frequency_exponent_grid: tuple[float, ...] | None = None
+    random_features: int = 0
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -148,6 +153,7 @@ class MLGPFConfig:
             raise ValueError(f"tuning_folds must be at least 2, got {self.tuning_folds}")
         check_positive_int(self.tuning_extensions, "tuning_extensions", minimum=0)
         check_positive_int(self.min_steps, "min_steps", allow_none=True)
+        check_positive_int(self.random_features, "random_features", minimum=0)
         if self.label_wise_variance and self.kernel_variance_grid is None:
             raise ValueError("label_wise_variance=True chooses each label's σ² from kernel_variance_grid: set the grid")
         if self.frequency_exponent_grid is not None:
@@ -174,6 +180,15 @@ class MLGPFConfig:
         """The paper's name of this variant, e.g. ``"sf-linear"``."""
         prefix = ("s" if self.subspace else "") + ("" if self.train_inducing else "f")
         return f"{prefix}-{self.kernel}" if prefix else self.kernel
+
+    def rows_transform(self) -> Any:
+        """The transform the rows go through before anything else (fitted on the training rows where it has a
+        ``fit``): ``input_transform``, followed by ``random_features`` random Fourier features when set."""
+        if not self.random_features:
+            return self.input_transform
+        from ..data.transforms import WithRandomFeatures
+
+        return WithRandomFeatures(self.input_transform, self.random_features, seed=self.seed)
 
     def with_min_steps(self, num_rows: int) -> "MLGPFConfig":
         """This config for ``num_rows`` training rows with ``min_steps`` turned into epochs (and set to None):

@@ -258,11 +258,13 @@ def _tuning_key(config: dict[str, Any]) -> str:
         "input_transform",
         "label_wise_variance",
         "frequency_exponent_grid",
+        "random_features",
     )
     defaults = {
         "tuning_extensions": 0,
         "label_wise_variance": False,
         "frequency_exponent_grid": None,
+        "random_features": 0,
     }  # files written before these fields existed
     return json.dumps({**defaults, **{k: config.get(k) for k in fields if k in config}}, sort_keys=True)
 
@@ -274,7 +276,13 @@ def _key(config: dict[str, Any]) -> str:
     label-wise fields are left out when unset."""
     import json
 
-    for field in ("min_steps", "label_wise_variance", "label_kernel_variances", "frequency_exponent_grid"):
+    for field in (
+        "min_steps",
+        "label_wise_variance",
+        "label_kernel_variances",
+        "frequency_exponent_grid",
+        "random_features",
+    ):
         if not config.get(field):  # unset: as in files written before the field existed
             config = {k: v for k, v in config.items() if k != field}
     if config.get("kernel_variance_grid") is None:
