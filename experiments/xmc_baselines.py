@@ -1,4 +1,4 @@
-"""Peers on the same split as MLGPF: napkinXC (PLT, OVR), omikuji (Parabel) and one-vs-rest logistic regression.
+"""Peers on the same split as MLGPF: napkinXC (PLT, OVR), omikuji (Parabel, Bonsai), one-vs-rest logistic regression.
 
     python -m experiments.xmc_baselines --data-dir DIR --dataset bibtex [--output baselines.json]
 
@@ -7,7 +7,8 @@ Run it with the project's interpreter (the one with gpflow_ext). The data are re
 Classification Repository text format to a temporary folder; napkinXC and omikuji then run in a
 subprocess under the *peers* interpreter (numpy 2), found only through ``$GPFLOW_EXT_PEERS_PYTHON`` (create
 one with ``python -m venv peers && peers/bin/pip install -r benchmarks/requirements-peers-xmc.txt``), which runs
-``experiments/xmc_peer_worker.py`` (``napkinxc``: PLT, ``napkinxc-ovr``: OVR, ``omikuji``: Parabel). The
+``experiments/xmc_peer_worker.py`` (``napkinxc``: PLT, ``napkinxc-ovr``: OVR, ``omikuji``: Parabel,
+``omikuji-bonsai``: omikuji with the Bonsai-like settings of its README). The
 scikit-learn one-vs-rest logistic regression
 (``gpflow_ext.recipes.xmc_baselines``) runs in this process. Every method is scored by
 ``gpflow_ext.metrics`` (P@1/3/5, nDCG@1/3/5) and printed beside the paper's MLGPF numbers
@@ -36,7 +37,7 @@ from gpflow_ext.metrics import ranking_metrics
 from gpflow_ext.recipes.mlgpf import load_xmc
 from gpflow_ext.recipes.xmc_baselines import one_vs_rest_logistic, summarise_runs
 
-PEER_METHODS = ("napkinxc", "napkinxc-ovr", "omikuji")
+PEER_METHODS = ("napkinxc", "napkinxc-ovr", "omikuji", "omikuji-bonsai")
 #: ``--smoke``: rows kept per split
 SMOKE_ROWS = 500
 
@@ -90,8 +91,8 @@ def main(argv=None) -> dict[str, Any]:
                         help="a multi-label dataset under --data-dir in a Mulan or XMC layout (as in mlgpf_xmc)")
     parser.add_argument("--methods", nargs="+", default=["napkinxc", "omikuji", "ovr"],
                         choices=[*PEER_METHODS, "ovr"],
-                        help="peers to run (napkinxc: PLT, napkinxc-ovr: napkinXC's OVR, "
-                             "ovr: scikit-learn one-vs-rest)")
+                        help="peers to run (napkinxc: PLT, napkinxc-ovr: napkinXC's OVR, omikuji: Parabel, "
+                             "omikuji-bonsai: omikuji with Bonsai-like settings, ovr: scikit-learn one-vs-rest)")
     parser.add_argument("--threads", type=int, default=2, help="threads of each peer")
     parser.add_argument("--C", type=float, default=10.0, help="inverse L2 strength of the one-vs-rest model")
     parser.add_argument("--repeats", type=int, default=1,

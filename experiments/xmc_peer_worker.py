@@ -1,4 +1,4 @@
-"""Peer worker for ``xmc_baselines.py``: trains napkinXC (PLT, OVR) and omikuji (Parabel) and ranks labels.
+"""Peer worker for ``xmc_baselines.py``: trains napkinXC (PLT, OVR) and omikuji (Parabel, Bonsai) and ranks labels.
 
 Runs under the *peers* interpreter (numpy 2, napkinxc, omikuji; see benchmarks/requirements-peers.txt),
 so it imports nothing from gpflow_ext. Input: a folder with ``train.txt`` / ``test.txt`` in the
@@ -6,10 +6,13 @@ Extreme Classification Repository text format (header ``N D K``; rows ``l1,l2 f:
 Output: ``<method>.npz`` with ``top`` [N_test, top_k] int label ids (best first, -1 = none),
 ``fit_seconds`` and ``predict_seconds``.
 
-    PEERS_PYTHON experiments/xmc_peer_worker.py FOLDER --methods napkinxc napkinxc-ovr omikuji --top-k 5 --threads 2
+    PEERS_PYTHON experiments/xmc_peer_worker.py FOLDER --methods napkinxc napkinxc-ovr omikuji omikuji-bonsai \
+        --top-k 5 --threads 2
 
 ``napkinxc`` is napkinXC's probabilistic label tree (``PLT``), ``napkinxc-ovr`` its one-vs-rest model (``OVR``),
-both with their default settings; ``omikuji`` is Parabel (omikuji's default hyper-parameters).
+both with their default settings; ``omikuji`` is Parabel (omikuji's default hyper-parameters);
+``omikuji-bonsai`` is omikuji with the Bonsai-like settings of its README (regular, unbalanced k-means with
+cluster.k = 100 and max_depth = 3; every other hyper-parameter at its default).
 """
 import argparse
 import os
@@ -73,14 +76,25 @@ def run_napkinxc(folder, top_k, threads, seed, model_class="PLT"):
     return pad(ranked, top_k), fit_seconds, predict_seconds
 
 
-def run_omikuji(folder, top_k, threads, seed):
+def bonsai_hyper_param():
+    """omikuji's defaults with the Bonsai-like settings (Khandagale et al., 2019) of omikuji's README
+    (github.com/tomtung/omikuji, "Regular k-means for shallow trees": unbalanced, cluster.k=100, max_depth=3)."""
     import omikuji
 
-    del seed  # omikuji's Parabel trees are seeded internally
+    hyper_param = omikuji.Model.default_hyper_param()
+    hyper_param.cluster_balanced = False  # regular k-means instead of balanced 2-means (--cluster.unbalanced)
+    hyper_param.cluster_k = 100
+    hyper_param.max_depth = 3
+    return hyper_param
+
+
+def run_omikuji(folder, top_k, threads, seed, bonsai=False):
+    import omikuji
+
+    del seed  # omikuji's trees are seeded internally
+    hyper_param = bonsai_hyper_param() if bonsai else omikuji.Model.default_hyper_param()
     start = time.perf_counter()
-    model = omikuji.Model.train_on_data(
-        os.path.join(folder, "train.txt"), omikuji.Model.default_hyper_param(), n_threads=threads
-    )
+    model = omikuji.Model.train_on_data(os.path.join(folder, "train.txt"), hyper_param, n_threads=threads)
     fit_seconds = time.perf_counter() - start
     x_test, _, _, _ = read_xmc(os.path.join(folder, "test.txt"))
     start = time.perf_counter()
@@ -93,7 +107,12 @@ def run_napkinxc_ovr(folder, top_k, threads, seed):
     return run_napkinxc(folder, top_k, threads, seed, model_class="OVR")
 
 
-RUNNERS = {"napkinxc": run_napkinxc, "napkinxc-ovr": run_napkinxc_ovr, "omikuji": run_omikuji}
+def run_omikuji_bonsai(folder, top_k, threads, seed):
+    return run_omikuji(folder, top_k, threads, seed, bonsai=True)
+
+
+RUNNERS = {"napkinxc": run_napkinxc, "napkinxc-ovr": run_napkinxc_ovr, "omikuji": run_omikuji,
+           "omikuji-bonsai": run_omikuji_bonsai}
 
 
 def main(argv=None):

@@ -67,7 +67,7 @@ def test_xmc_baselines_script_small_run(dataset_path, data_dir, tmp_path, baseli
     dataset_path("bibtex", "bibtex-train.arff.gz")
     output = tmp_path / "baselines.json"
     peers = config.peers_python() is not None
-    methods = (["napkinxc", "omikuji"] if peers else []) + ["ovr"]
+    methods = (["napkinxc", "omikuji", "omikuji-bonsai"] if peers else []) + ["ovr"]
     _run_script("experiments.xmc_baselines", "--data-dir", data_dir, "--dataset", "bibtex", "--smoke",
                 "--threads", "1", "--methods", *methods, "--output", output)
     result = json.loads(output.read_text())

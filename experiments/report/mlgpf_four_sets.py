@@ -18,7 +18,8 @@ FREQUENCY = f"{STORE}/four-sets-cv-5fold-frequency.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
-PEERS = {"omikuji": "omikuji (Parabel)", "napkinxc": "napkinXC PLT", "napkinxc-ovr": "napkinXC OVR"}
+PEERS = {"omikuji": "omikuji (Parabel)", "omikuji-bonsai": "omikuji (Bonsai)", "napkinxc": "napkinXC PLT",
+         "napkinxc-ovr": "napkinXC OVR"}
 KS = (1, 3, 5)
 
 

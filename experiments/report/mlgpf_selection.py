@@ -12,7 +12,8 @@ PAIRED = f"{STORE}/bibtex-best-vs-peers-paired.json"
 VARIANCE16_TEST = "docs/mlgpf/results/bibtex-label-gps-variance16.json"
 #: the earlier 5-fold run of σ² (same folds: KFold(5, shuffle=True, random_state=0)) that re-chose 12
 EARLIER_CV = "docs/mlgpf/results/validation-label-gps-5fold.jsonl"
-PEER_NAMES = {"omikuji": "omikuji (Parabel)", "napkinxc": "napkinXC PLT", "napkinxc-ovr": "napkinXC OVR"}
+PEER_NAMES = {"omikuji": "omikuji (Parabel)", "omikuji-bonsai": "omikuji (Bonsai)", "napkinxc": "napkinXC PLT",
+              "napkinxc-ovr": "napkinXC OVR"}
 
 
 def _value(candidate: dict[str, Any]) -> str:
