@@ -187,7 +187,7 @@ def test_frequency_rule_scores_pairs_from_the_grids_map_scores_and_resolves():
     from sklearn.model_selection import KFold
 
     from gpflow_ext.metrics import ranking_metrics
-    from gpflow_ext.recipes.mlgpf_auto import resolved_config, snapped_indices
+    from gpflow_ext.recipes.mlgpf_auto import grid_end, resolved_config, snapped_indices
 
     (X, Y), _ = synthetic_multilabel(num_rows=150, num_features=30, num_labels=6, seed=4)
     grid, exponents = (0.5, 2.0, 8.0, 32.0), (0.5, 0.0, -1.0)
@@ -208,6 +208,7 @@ def test_frequency_rule_scores_pairs_from_the_grids_map_scores_and_resolves():
     assert record["frequency_scores"][0]["P@1 mean"] <= best["P@1 mean"]
     assert (record["chosen"], record["chosen_exponent"]) == next(
         key for key, r in pairs.items() if r["P@1 mean"] == best["P@1 mean"])
+    assert record["at_end"] == grid_end(record["chosen"], record["grid"])  # of the σ² trained with
     config = configs.RECIPES["label-gps-auto"]("s-linear", "bibtex", rank=20, kernel_variance_grid=grid,
                                                frequency_exponent_grid=exponents)
     for exponent in (0.0, -1.0):

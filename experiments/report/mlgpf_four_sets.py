@@ -15,6 +15,8 @@ EXTENDED = f"{STORE}/four-sets-cv-5fold-extended.json"
 LABEL_WISE = f"{STORE}/four-sets-cv-5fold-label-wise.json"
 #: the chosen rule beside the same rule with a label-frequency prior (``frequency_exponent_grid``)
 FREQUENCY = f"{STORE}/four-sets-cv-5fold-frequency.json"
+#: the chosen rule beside the same rule with random Fourier features appended to the rows (``random_features``)
+RANDOM_FEATURES = f"{STORE}/four-sets-cv-5fold-random-features.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -97,6 +99,8 @@ def _label(candidate: dict[str, Any]) -> str:
     if config.get("frequency_exponent_grid"):
         exponents = ", ".join(f"{g:g}" for g in config["frequency_exponent_grid"])
         label += f", label-frequency prior σ²(n_k/n̄)^γ, γ ∈ {{{exponents}}}"
+    if config.get("random_features"):
+        label += f", plus {config['random_features']} random Fourier features of an SE kernel (a non-linear part)"
     return label
 
 
@@ -158,6 +162,16 @@ def frequency_table() -> str:
 @generator("mlgpf-four-sets-frequency-rank")
 def frequency_rank_sentence() -> str:
     return _rank_sentence(FREQUENCY)
+
+
+@generator("mlgpf-four-sets-random-features")
+def random_features_table() -> str:
+    return _label_prior_table(RANDOM_FEATURES, per_label=False)
+
+
+@generator("mlgpf-four-sets-random-features-rank")
+def random_features_rank_sentence() -> str:
+    return _rank_sentence(RANDOM_FEATURES)
 
 
 @generator("mlgpf-four-sets-extension")

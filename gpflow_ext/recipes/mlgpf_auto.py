@@ -248,7 +248,7 @@ def tune_kernel_variance(
         table.update(score([chosen * step]))
     values = sorted(table)
     chosen = _best(table)
-    return {
+    record = {
         "rule": TUNING_RULE.format(folds=folds, rank=rank, extensions=extensions),
         "grid": values,
         "initial_grid": list(initial),
@@ -257,10 +257,10 @@ def tune_kernel_variance(
         "rank": rank,
         "scores": [table[v] for v in values],
         "chosen": chosen,
-        "at_end": grid_end(chosen, values),
         **(_label_wise_choice(label_log_lik, chosen) if label_wise else {}),
         **(_frequency_choice(pair_scores, exponents, values, Y) if exponents is not None else {}),
-    }
+    }  # a frequency prior's "chosen" is the σ² of its chosen pair, the one trained with
+    return {**record, "at_end": grid_end(record["chosen"], values)}
 
 
 def _exponent_order(exponents: Sequence[float]) -> list[float]:
