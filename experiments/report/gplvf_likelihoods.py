@@ -227,6 +227,9 @@ VALIDATION_RUNS = (
     ("Ordinal", "docs/gplvf/results/validation/b_u15_ordinal.json"),
     ("Ordinal, shared linear mean", "docs/gplvf/results/validation/b_u15_ordinal_shared_linear_mean.json"),
     ("Gaussian, bias-centred, 400 epochs", "docs/gplvf/results/validation/b_u15_epochs400.json"),
+    ("Gaussian, bias-centred, M = 50 inducing inputs", "docs/gplvf/results/validation/b_u15_m50.json"),
+    ("Ordinal, shared linear mean, 400 epochs",
+     "docs/gplvf/results/validation/b_u15_ordinal_shared_linear_mean_epochs400.json"),
 )
 
 
