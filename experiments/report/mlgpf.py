@@ -27,6 +27,15 @@ LABEL_GPS_16 = [f"{STORE}/bibtex-label-gps-variance16.json", f"{STORE}/bibtex-la
 BEST = [f"{STORE}/selection/bibtex-best-min-steps-seed{seed}-rows.json" for seed in (0, 1, 2)]
 PEERS_10 = f"{STORE}/selection/bibtex-peers-10runs-rows.json"  # the runs the paired comparison uses
 BONSAI_10 = f"{STORE}/selection/bibtex-bonsai-10runs-rows.json"  # omikuji with Bonsai settings, run later
+#: the ``--methods`` each peer file was written with
+PEER_FILE_METHODS = {PEERS_10: "omikuji napkinxc napkinxc-ovr", BONSAI_10: "omikuji-bonsai"}
+#: (method, name, file) of the peers in README's Bibtex table
+README_PEERS = (
+    ("omikuji", "omikuji (Parabel defaults)", PEERS_10),
+    ("omikuji-bonsai", "omikuji (Bonsai settings)", BONSAI_10),
+    ("napkinxc", "napkinXC PLT", PEERS_10),
+    ("napkinxc-ovr", "napkinXC OVR", PEERS_10),
+)
 BASELINES = f"{STORE}/bibtex-baselines-2026-11-25.json"
 BASELINES_EARLIER = f"{STORE}/bibtex-baselines.json"
 TFIDF = f"{STORE}/bibtex-tfidf.json"
@@ -214,8 +223,7 @@ def readme_bibtex() -> str:
     s_linear, paper = _variant("s-linear"), PAPER["table2"]["bibtex"]["s-linear"]
     gps, gps16 = _runs(LABEL_GPS), _runs(LABEL_GPS_16)
     xmc = "`python -m experiments.mlgpf_xmc --dataset bibtex"
-    peers = {method: _peer_runs(method) for method in ("omikuji", "napkinxc", "napkinxc-ovr")}
-    peers["omikuji-bonsai"] = _peer_runs("omikuji-bonsai", BONSAI_10)
+    peers = {method: _peer_runs(method, path) for method, _, path in README_PEERS}
     top_peer = {k: max(statistics.median(r[f"P@{k}"] for r in runs) for runs in peers.values()) for k in KS}
 
     def bold_if_ahead(runs: Sequence[dict[str, Any]], k: int) -> str:  # every seed at or above every peer's median
@@ -241,13 +249,11 @@ def readme_bibtex() -> str:
         ["the same with σ² = 16, the recipe's earlier value, scored on the test split before σ² = 12 was chosen; "
          "seeds 0 / 1 / 2"] + [_joined(gps16, f"P@{k}") for k in KS] + [""],
     ]
-    for method, name in (("omikuji", "omikuji (Parabel defaults)"), ("omikuji-bonsai", "omikuji (Bonsai settings)"),
-                         ("napkinxc", "napkinXC PLT"), ("napkinxc-ovr", "napkinXC OVR")):
+    for method, name, path in README_PEERS:
         runs = peers[method]
-        methods = "omikuji-bonsai" if method == "omikuji-bonsai" else "omikuji napkinxc napkinxc-ovr"
         rows.append([f"{name}, median of {len(runs)} runs (range)"] + [_median_range(runs, f"P@{k}") for k in KS]
-                    + [f"`python -m experiments.xmc_baselines --dataset bibtex --methods {methods} --repeats 10 "
-                       "--save-rows`"])
+                    + [f"`python -m experiments.xmc_baselines --dataset bibtex --methods {PEER_FILE_METHODS[path]} "
+                       "--repeats 10 --save-rows`"])
     return markdown_table(["model", "P@1", "P@3", "P@5", "command"], rows)
 
 

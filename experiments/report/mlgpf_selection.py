@@ -4,6 +4,7 @@ experiments.report)."""
 from typing import Any
 
 from experiments.report import fmt, generator, load, markdown_table
+from experiments.report.mlgpf_four_sets import PEERS as PEER_NAMES
 
 STORE = "docs/mlgpf/results/selection"
 CV = f"{STORE}/bibtex-label-gps-prior-variance-5fold.json"
@@ -12,8 +13,6 @@ PAIRED = f"{STORE}/bibtex-best-vs-peers-paired.json"
 VARIANCE16_TEST = "docs/mlgpf/results/bibtex-label-gps-variance16.json"
 #: the earlier 5-fold run of σ² (same folds: KFold(5, shuffle=True, random_state=0)) that re-chose 12
 EARLIER_CV = "docs/mlgpf/results/validation-label-gps-5fold.jsonl"
-PEER_NAMES = {"omikuji": "omikuji (Parabel)", "omikuji-bonsai": "omikuji (Bonsai)", "napkinxc": "napkinXC PLT",
-              "napkinxc-ovr": "napkinXC OVR"}
 
 
 def _value(candidate: dict[str, Any]) -> str:
