@@ -40,6 +40,17 @@ from ..inducing_variables.subspace import subspace_basis
 from ..metrics import ranking_metrics
 from ..validation import check_positive_int
 from .mlgpf_config import MLGPFConfig
+from .mlgpf_data import tuning_subsample
+from .mlgpf_label_priors import (
+    FREQUENCY_RULE,
+    LABEL_WISE_RULE,
+    exponent_order,
+    frequency_choice,
+    label_log_likelihoods,
+    label_wise_choice,
+    relative_label_frequencies,
+    snapped_indices,
+)
 
 __all__ = [
     "TUNING_RULE",
@@ -63,24 +74,6 @@ TUNING_RULE = (
     "grid, the held-out rows ranked by the MAP scores; σ² with the highest mean held-out P@1 is chosen (the "
     "smallest of equal means); while the choice is an end of the grid, one more step of the grid's ratio is "
     "added past that end and the choice made again, at most {extensions} times"
-)
-
-#: The label-frequency rule (``MLGPFConfig.frequency_exponent_grid``), on the same inner folds and MAP scores as
-#: :data:`TUNING_RULE`: no MAP fit beyond the grid's, since label k's scores at a grid value are already computed.
-FREQUENCY_RULE = (
-    "label k's prior variance is σ² (n_k / n̄)^γ (n_k: its positives in the rows + 1, n̄ their geometric mean over "
-    "labels), taken to the nearest value of the grid in log scale; label k's held-out MAP scores are those at that "
-    "value; the pair (σ², γ) with the highest mean held-out P@1 is chosen (ties: γ = 0 first, then by |γ|, then the "
-    "smaller σ²)"
-)
-
-#: The label-wise rule (``MLGPFConfig.label_wise_variance``), on the same inner folds and MAP scores as
-#: :data:`TUNING_RULE`. The MAP weights of the K labels are independent given σ², so label k's held-out scores
-#: at σ² are those of a model in which only label k has that prior variance.
-LABEL_WISE_RULE = (
-    "per label k, the σ² of the scored grid with the highest held-out Bernoulli log-likelihood of label k under "
-    "the MAP scores, summed over the inner folds (the smallest of equal values); the model is trained with prior "
-    "variance σ²_k for label k"
 )
 
 
@@ -178,6 +171,8 @@ def tune_kernel_variance(
     extensions: int = 0,
     label_wise: bool = False,
     frequency_exponents: tuple[float, ...] | None = None,
+    max_labels: int | None = None,
+    budget: float | None = None,
 ) -> dict[str, Any]:
     """The record of :data:`TUNING_RULE` on the training rows ``(X, Y)``: ``{"rule", "grid", "initial_grid",
     "folds", "seed", "rank", "scores": [{"kernel_variance", "P@1 mean", "P@3 mean", "P@5 mean", "P@1 per fold"}],
@@ -187,17 +182,25 @@ def tune_kernel_variance(
     (:data:`LABEL_WISE_RULE`), recorded as ``"label_variances"`` [K] and ``"label_variance_counts"`` ([σ², number of labels] per σ²).
     ``frequency_exponents``: also choose γ of a label-frequency prior jointly with σ² (:data:`FREQUENCY_RULE`);
     the record then has ``"frequency_scores"`` (every (σ², γ) pair), ``"chosen_exponent"`` and, unless γ = 0,
-    ``"label_variances"`` for the rows given."""
+    ``"label_variances"`` for the rows given. ``max_labels`` / ``budget``: the inner folds see the rows and labels
+    of :func:`~gpflow_ext.recipes.mlgpf_data.tuning_subsample` (recorded as ``"subsample"`` where it cuts); with
+    ``label_wise`` or ``frequency_exponents`` every label is kept (``max_labels`` unused)."""
     from sklearn.model_selection import KFold
 
     initial = tuple(sorted({float(v) for v in grid}))
+    if label_wise or frequency_exponents is not None:
+        max_labels = None  # a σ²_k is chosen for every label: only the rows are cut
+    all_rows_labels, (X, Y, subsample) = (
+        Y,
+        tuning_subsample(X, Y, max_labels, budget, rank=rank, folds=folds, seed=seed),
+    )
     num_rows = X.shape[0]
     if folds < 2 or folds > num_rows:
         raise ValueError(f"tuning_folds must be in [2, {num_rows}] (the training rows), got {folds}")
     extensions = check_positive_int(extensions, "tuning_extensions", minimum=0)
     if frequency_exponents is not None and (extensions or label_wise):
         raise ValueError("frequency_exponents are chosen on the grid as given: no tuning_extensions or label_wise")
-    exponents = None if frequency_exponents is None else _exponent_order(frequency_exponents)
+    exponents = None if frequency_exponents is None else exponent_order(frequency_exponents)
     pair_scores: dict[tuple[float, float], list[dict[str, float]]] = {}  # (σ², γ) -> per-fold P@k
     k = min(5, Y.shape[1])
     splits = list(KFold(n_splits=folds, shuffle=True, random_state=seed).split(np.arange(num_rows)))
@@ -257,82 +260,11 @@ def tune_kernel_variance(
         "rank": rank,
         "scores": [table[v] for v in values],
         "chosen": chosen,
-        **(_label_wise_choice(label_log_lik, chosen) if label_wise else {}),
-        **(_frequency_choice(pair_scores, exponents, values, Y) if exponents is not None else {}),
+        **(label_wise_choice(label_log_lik, chosen) if label_wise else {}),
+        **(frequency_choice(pair_scores, exponents, values, all_rows_labels) if exponents is not None else {}),
+        **({"subsample": subsample} if subsample is not None else {}),
     }  # a frequency prior's "chosen" is the σ² of its chosen pair, the one trained with
     return {**record, "at_end": grid_end(record["chosen"], values)}
-
-
-def _exponent_order(exponents: Sequence[float]) -> list[float]:
-    """γ values without repeats, 0 first and then by |γ| (negative first): the order in which ties are broken."""
-    values = sorted({float(g) for g in exponents}, key=lambda g: (abs(g), g))
-    if not values or not all(np.isfinite(values)):
-        raise ValueError(f"frequency_exponents must be a non-empty sequence of finite floats, got {exponents!r}")
-    return values
-
-
-def relative_label_frequencies(Y: Any) -> np.ndarray:
-    """(n_k + 1) / geometric mean of (n + 1) [K]: each label's positive count in ``Y`` [N, K], plus one, relative
-    to the geometric mean over labels."""
-    counts = np.asarray(Y.sum(axis=0), dtype=np.float64).ravel() + 1.0  # [K]
-    return counts / np.exp(np.mean(np.log(counts)))
-
-
-def snapped_indices(grid: Sequence[float], variance: float, exponent: float, Y: Any) -> np.ndarray:
-    """Per label, the index into ``grid`` nearest (in log scale) to σ² (n_k / n̄)^γ (:func:`relative_label_frequencies`
-    of ``Y``; the first of equal distances), so clipped to the grid's ends [K]."""
-    logs = np.log(np.asarray(grid, dtype=np.float64))  # [V]
-    target = np.log(variance) + exponent * np.log(relative_label_frequencies(Y))  # [K]
-    return np.argmin(np.abs(logs[:, None] - target[None, :]), axis=0)  # [K]
-
-
-def _frequency_choice(
-    pair_scores: dict[tuple[float, float], list[dict[str, float]]], exponents: list[float], grid: list[float], Y: Any
-) -> dict[str, Any]:
-    """The (σ², γ) pair with the highest mean held-out P@1 (ties: γ in :func:`_exponent_order`, then the smaller σ²),
-    and the label variances it gives on all the rows ``Y``."""
-    rows = []
-    for exponent in exponents:
-        for variance in grid:
-            folds = pair_scores[(variance, exponent)]
-            entry: dict[str, Any] = {"kernel_variance": variance, "frequency_exponent": exponent}
-            entry.update({f"{m} mean": float(np.mean([f[m] for f in folds])) for m in folds[0]})
-            rows.append(entry)
-    best = rows[int(np.argmax([r["P@1 mean"] for r in rows]))]
-    variance, exponent = best["kernel_variance"], best["frequency_exponent"]
-    out: dict[str, Any] = {
-        "frequency_rule": FREQUENCY_RULE,
-        "frequency_scores": rows,
-        "chosen": variance,
-        "chosen_exponent": exponent,
-        "at_end": grid_end(variance, grid),
-    }
-    if exponent != 0.0:
-        out["label_variances"] = [float(grid[i]) for i in snapped_indices(grid, variance, exponent, Y)]
-    return out
-
-
-def label_log_likelihoods(scores: np.ndarray, Y: Any) -> np.ndarray:
-    """Σ_i log p(y_ik | f_ik) [K] of 0/1 labels ``Y`` [N, K] (dense or CSR) under Bernoulli-logit scores
-    ``scores`` [N, K]: Σ_i (y_ik f_ik − softplus(f_ik))."""
-    F = np.asarray(scores, dtype=np.float64)  # [N, K]
-    positive = np.asarray(Y.multiply(F).sum(axis=0)).ravel() if scipy.sparse.issparse(Y) else np.sum(Y * F, axis=0)
-    return positive - np.sum(np.logaddexp(0.0, F), axis=0)  # [K]
-
-
-def _label_wise_choice(label_log_lik: dict[float, np.ndarray], chosen: float) -> dict[str, Any]:
-    """Per label, the σ² of the scored grid with the highest held-out log-likelihood summed over the inner folds
-    (the smallest of equal values)."""
-    values = sorted(label_log_lik)
-    table = np.stack([label_log_lik[v] for v in values])  # [V, K]
-    label_variances = np.asarray(values)[np.argmax(table, axis=0)]  # [K]
-    counts = [[float(v), int(np.sum(label_variances == v))] for v in values]  # [σ², labels choosing it], ascending
-    return {
-        "label_rule": LABEL_WISE_RULE,
-        "label_variances": [float(v) for v in label_variances],
-        "label_variance_counts": counts,
-        "label_log_likelihood_gain": float(np.sum(np.max(table, axis=0)) - np.sum(label_log_lik[chosen])),
-    }
 
 
 def _best(table: dict[float, dict[str, Any]]) -> float:
@@ -371,6 +303,8 @@ def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, di
         extensions=config.tuning_extensions,
         label_wise=config.label_wise_variance,
         frequency_exponents=config.frequency_exponent_grid,
+        max_labels=config.tuning_max_labels,
+        budget=config.tuning_budget,
     )
     return resolved_config(config, record), record
 

@@ -25,6 +25,8 @@ __all__ = [
     "tfidf_config",
     "label_gps_config",
     "AUTO_GRID",
+    "AUTO_TUNING_BUDGET",
+    "AUTO_TUNING_MAX_LABELS",
     "label_gps_auto_config",
     "BEST_MIN_STEPS",
     "best_config",
@@ -104,6 +106,11 @@ class MLGPFConfig:
         rows after ``input_transform`` (:class:`~gpflow_ext.data.transforms.WithRandomFeatures`, lengthscale by
         the median heuristic on the training rows, drawn from ``seed``): a linear kernel then adds a non-linear
         part to the linear model; 0: the rows as transformed. :meth:`rows_transform` is the transform applied.
+    :param tuning_max_labels: the inner cross-validation of ``kernel_variance_grid`` sees at most this many
+        labels, the most frequent ones (:func:`~gpflow_ext.recipes.mlgpf_data.tuning_subsample`); None: all.
+        The label-wise choices see every label.
+    :param tuning_budget: and at most the random rows whose inner-fold products of features and weights cost
+        this many multiply-adds (n_fit × R × labels); None: every row.
     """
 
     kernel: str = "linear"
@@ -133,6 +140,8 @@ class MLGPFConfig:
     label_kernel_variances: tuple[float, ...] | None = None
     frequency_exponent_grid: tuple[float, ...] | None = None
     random_features: int = 0
+    tuning_max_labels: int | None = None
+    tuning_budget: float | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -154,6 +163,9 @@ class MLGPFConfig:
         check_positive_int(self.tuning_extensions, "tuning_extensions", minimum=0)
         check_positive_int(self.min_steps, "min_steps", allow_none=True)
         check_positive_int(self.random_features, "random_features", minimum=0)
+        check_positive_int(self.tuning_max_labels, "tuning_max_labels", allow_none=True)
+        if self.tuning_budget is not None:
+            check_positive_number(self.tuning_budget, "tuning_budget", "a positive number of multiply-adds or None")
         if self.label_wise_variance and self.kernel_variance_grid is None:
             raise ValueError("label_wise_variance=True chooses each label's σ² from kernel_variance_grid: set the grid")
         if self.frequency_exponent_grid is not None:
@@ -275,12 +287,25 @@ def label_gps_config(method: str = "s-linear", dataset: str = "bibtex", **overri
 AUTO_GRID: tuple[float, ...] = tuple(2.0**e for e in range(-1, 9))
 
 
+#: The labels and the multiply-adds per inner-fold product that ``label-gps-auto``'s cross-validation of σ² sees at
+#: most (``tuning_max_labels``, ``tuning_budget``): above Medical, Enron, Bibtex and TMC2007-500, which it sees
+#: whole; a few minutes of this machine's matmul rate on larger data.
+AUTO_TUNING_MAX_LABELS, AUTO_TUNING_BUDGET = 500, 4e9
+
+
 def label_gps_auto_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: Any) -> MLGPFConfig:
     """:func:`label_gps_config` with σ² chosen on the training rows from :data:`AUTO_GRID` (or the override
     ``kernel_variance_grid``) by an inner ``tuning_folds``-fold (3) cross-validation of the model's MAP twin
-    (:mod:`gpflow_ext.recipes.mlgpf_auto`), so it runs unchanged on any dataset. The basis rank is not tuned:
-    R = min(2000, N, D) is the exact span of the rows on every set with min(N, D) <= 2000."""
-    overrides = {"kernel_variance_grid": AUTO_GRID, **{k: v for k, v in overrides.items() if v is not None}}
+    (:mod:`gpflow_ext.recipes.mlgpf_auto`), so it runs unchanged on any dataset. On large data the cross-validation
+    sees the most frequent labels and random rows within :data:`AUTO_TUNING_MAX_LABELS` and
+    :data:`AUTO_TUNING_BUDGET` (:func:`~gpflow_ext.recipes.mlgpf_data.tuning_subsample`). The basis rank is
+    not tuned: R = min(2000, N, D) is the exact span of the rows on every set with min(N, D) <= 2000."""
+    defaults = {
+        "kernel_variance_grid": AUTO_GRID,
+        "tuning_max_labels": AUTO_TUNING_MAX_LABELS,
+        "tuning_budget": AUTO_TUNING_BUDGET,
+    }
+    overrides = {**defaults, **{k: v for k, v in overrides.items() if v is not None}}
     return label_gps_config(method, dataset, **overrides)
 
 

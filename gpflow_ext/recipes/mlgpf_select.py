@@ -22,6 +22,7 @@ from .mlgpf import run_mlgpf
 from .mlgpf_auto import grid_end, resolve_config, resolved_config
 from .mlgpf_candidates import candidate_config, candidate_name
 from .mlgpf_config import epochs_for_min_steps
+from .mlgpf_data import tuning_subsample
 
 __all__ = [
     "kfold_splits",
@@ -45,6 +46,7 @@ TUNING_KEPT = (
     "label_variance_counts",
     "chosen_exponent",
     "frequency_scores",
+    "subsample",
 )
 RULE = (
     "the candidate with the highest mean {metric} over the held-out splits; candidates whose mean {metric} is "
@@ -153,13 +155,26 @@ def select(
         {"name": candidate_name(o), "overrides": dict(o), "config": c.as_dict(), "splits": []}
         for o, c in zip(candidates, configs)
     ]
-    reuse, fits, tunings = {}, {}, {}
+    reuse, fits, tunings, cuts = {}, {}, {}, {}
+
+    def as_run(config: dict[str, Any], index: int) -> dict[str, Any]:
+        # tuning caps that cut nothing from split ``index``'s fit rows are left out: the same tuning as without them
+        caps = (config.get("tuning_max_labels"), config.get("tuning_budget"))
+        if config.get("kernel_variance_grid") is not None and caps != (None, None):
+            shape = {"rank": config["rank"], "folds": config["tuning_folds"]}
+            if (index, caps, *shape.values()) not in cuts:
+                fit = splits[index][0]
+                cuts[(index, caps, *shape.values())] = tuning_subsample(X[fit], Y[fit], *caps, **shape)[2] is not None
+            if cuts[(index, caps, *shape.values())]:
+                return config
+        return {k: v for k, v in config.items() if k not in ("tuning_max_labels", "tuning_budget")}
+
     for row in (previous or {}).get("candidates", []):
         for score in row.get("splits", []):
             sizes = (score["split"], score["n_fit"], score["n_held_out"])
-            reuse[(_key(row["config"]), *sizes)] = score
+            reuse[(_key(as_run(row["config"], score["split"])), *sizes)] = score
             if "tuning" in score:
-                tunings[(_tuning_key(row["config"]), *sizes)] = score["tuning"]
+                tunings[(_tuning_key(as_run(row["config"], score["split"])), *sizes)] = score["tuning"]
             as_fit = _with_min_steps(row["config"], score["n_fit"])  # its config resolved on that split
             if "tuning" in score:  # a self-tuning candidate's fit
                 as_fit = {**as_fit, "kernel_variance": score["tuning"]["chosen"], "kernel_variance_grid": None}
@@ -188,16 +203,17 @@ def select(
             # on the same split (by another candidate, or in ``previous``) is the same computation and is reused
             start = time.perf_counter()
             sizes = (index, int(len(fit_rows)), int(len(held_rows)))
-            earlier = reuse.get((_key(row["config"]), *sizes))
+            earlier = reuse.get((_key(as_run(row["config"], index)), *sizes))
             tuning: dict[str, Any] | None = None
+            tuning_key = (_tuning_key(as_run(config.as_dict(), index)), *sizes)
             if config.kernel_variance_grid is not None:  # the same inner cross-validation on the same rows: reused
-                tuning = tunings.get((_tuning_key(config.as_dict()), *sizes))
+                tuning = tunings.get(tuning_key)
             if tuning is not None:
                 resolved = resolved_config(config.with_min_steps(len(fit_rows)), tuning)
             else:
                 resolved, tuning = resolve_config(config, X[fit_rows], Y[fit_rows])
                 if tuning is not None:
-                    tunings[(_tuning_key(config.as_dict()), *sizes)] = tuning
+                    tunings[tuning_key] = tuning
             resolved = dataclasses.replace(resolved, eval_every=resolved.epochs)  # min_steps may add epochs
             key = (_key(resolved.as_dict()), *sizes)
             score = earlier or fits.get(key)
@@ -259,12 +275,16 @@ def _tuning_key(config: dict[str, Any]) -> str:
         "label_wise_variance",
         "frequency_exponent_grid",
         "random_features",
+        "tuning_max_labels",
+        "tuning_budget",
     )
     defaults = {
         "tuning_extensions": 0,
         "label_wise_variance": False,
         "frequency_exponent_grid": None,
         "random_features": 0,
+        "tuning_max_labels": None,
+        "tuning_budget": None,
     }  # files written before these fields existed
     return json.dumps({**defaults, **{k: config.get(k) for k in fields if k in config}}, sort_keys=True)
 
@@ -286,9 +306,8 @@ def _key(config: dict[str, Any]) -> str:
         if not config.get(field):  # unset: as in files written before the field existed
             config = {k: v for k, v in config.items() if k != field}
     if config.get("kernel_variance_grid") is None:
-        config = {
-            k: v for k, v in config.items() if k not in ("kernel_variance_grid", "tuning_folds", "tuning_extensions")
-        }
+        tuning = ("kernel_variance_grid", "tuning_folds", "tuning_extensions", "tuning_max_labels", "tuning_budget")
+        config = {k: v for k, v in config.items() if k not in tuning}
     else:
         config = {"tuning_extensions": 0, **config}
     return json.dumps(config, sort_keys=True)
