@@ -34,6 +34,7 @@ import tensorflow as tf
 
 from ..data.transforms import median_distance
 from ..inducing_variables import BasisInducingPoints, SubspaceInducingPoints
+from ..metrics import ranking_metrics
 from ..models import MLGPF
 from ..training import FunctionCallback, TensorBoard, fit
 from ..training.schedules import decayed_learning_rate
@@ -42,6 +43,7 @@ from ..validation import check_multilabel_data
 from .mlgpf_auto import resolve_config
 from .mlgpf_config import Matrix, MLGPFConfig
 from .mlgpf_data import load_xmc, synthetic_multilabel
+from .mlgpf_ensemble import ensemble_top_k
 
 __all__ = ["build_mlgpf", "run_mlgpf", "full_bound", "load_xmc", "synthetic_multilabel"]
 
@@ -153,6 +155,41 @@ def full_bound(model: MLGPF, X: Matrix, Y: scipy.sparse.csr_matrix, batch_size: 
     return data_term - kl
 
 
+def _train_member(
+    config: MLGPFConfig, train: tuple[Any, Any], test: tuple[Any, Any], logdir: str | Path | None, progress: bool
+) -> tuple[MLGPF, Any, float]:
+    """One model of ``config`` built and trained on the (transformed) rows ``train``, test P@k every
+    ``eval_every`` epochs: ``(model, history, build seconds)``."""
+    tf.random.set_seed(config.seed)
+    start = time.perf_counter()
+    model = build_mlgpf(config, *train)
+    build_seconds = time.perf_counter() - start
+    X_train, Y_train = model.prepare_data(*train)
+    X_test, Y_test = model.prepare_data(*test)
+    ks = tuple(k for k in REPORTED_KS if k <= model.num_labels)  # P@5 needs 5 labels to rank
+
+    def test_metrics() -> dict[str, float]:
+        return {k: v for k, v in model.evaluate(X_test, Y_test, ks=ks).items() if k.startswith("P@")}
+
+    history = fit(
+        model,
+        (X_train, Y_train),
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        learning_rate=decayed_learning_rate(
+            config.learning_rate,
+            config.learning_rate_decay,
+            config.epochs * -(-X_train.shape[0] // config.batch_size),
+            name="learning_rate_decay",
+        ),
+        logdir=None if logdir is None else str(logdir),
+        seed=config.seed,
+        callbacks=[FunctionCallback(test_metrics, config.eval_every), TensorBoard(log_every=1, log_parameters=False)],
+        progress=progress,
+    )
+    return model, history, build_seconds
+
+
 #: the cut-offs :func:`run_mlgpf` scores (those up to the number of labels)
 REPORTED_KS = (1, 3, 5)
 
@@ -172,7 +209,10 @@ def run_mlgpf(
     ``seconds_per_epoch`` (median), ``final_bound`` (eq. 20 on the whole training set), the bound and test P@k
     per epoch, and the config. ``save_rows`` adds ``"top"``: the top 5 (at most K) label ids of every test row
     (best first) as
-    :func:`gpflow_ext.recipes.xmc_baselines.encode_rows` writes them, for paired comparisons. A config with
+    :func:`gpflow_ext.recipes.xmc_baselines.encode_rows` writes them, for paired comparisons. With
+    ``ensemble_size`` E > 1, E models are trained with seeds ``seed``, ..., ``seed + E − 1`` and the test rows are
+    ranked by their averaged mean utilities (:func:`~gpflow_ext.recipes.mlgpf_ensemble.ensemble_top_k`; the
+    bound, history and timings are the first member's, ``"member_metrics"`` each member's test P@k). A config with
     ``kernel_variance_grid`` first gets σ² from the training rows alone
     (:func:`~gpflow_ext.recipes.mlgpf_auto.resolve_config`; its record under ``"tuning"``)."""
     tuning_start = time.perf_counter()
@@ -186,44 +226,35 @@ def run_mlgpf(
         transform = transform.fit(X_train) if hasattr(transform, "fit") else transform
         X_train, X_test = transform(X_train), transform(X_test)
     with gpflow.config.as_context(precision):
-        tf.random.set_seed(config.seed)
-        start = time.perf_counter()
-        model = build_mlgpf(config, X_train, Y_train)
-        build_seconds = time.perf_counter() - start
+        size = config.ensemble_size
+        member_logdirs = [logdir if logdir is None or size == 1 else Path(logdir) / f"member_{e}" for e in range(size)]
+        members = [  # member e trains with seed + e: the first is the single model of the same config
+            _train_member(
+                dataclasses.replace(config, seed=config.seed + e),
+                (X_train, Y_train),
+                (X_test, Y_test),
+                member_logdirs[e],
+                progress,
+            )
+            for e in range(size)
+        ]
+        model, history, build_seconds = members[0]
+        models = [member[0] for member in members]
         X_train, Y_train = model.prepare_data(X_train, Y_train)
         X_test, Y_test = model.prepare_data(X_test, Y_test)
-
         ks = tuple(k for k in REPORTED_KS if k <= model.num_labels)  # P@5 needs 5 labels to rank
-
-        def test_metrics() -> dict[str, float]:
-            return {k: v for k, v in model.evaluate(X_test, Y_test, ks=ks).items() if k.startswith("P@")}
-
-        history = fit(
-            model,
-            (X_train, Y_train),
-            epochs=config.epochs,
-            batch_size=config.batch_size,
-            learning_rate=decayed_learning_rate(
-                config.learning_rate,
-                config.learning_rate_decay,
-                config.epochs * -(-X_train.shape[0] // config.batch_size),
-                name="learning_rate_decay",
-            ),
-            logdir=None if logdir is None else str(logdir),
-            seed=config.seed,
-            callbacks=[
-                FunctionCallback(test_metrics, config.eval_every),
-                TensorBoard(log_every=1, log_parameters=False),
-            ],
-            progress=progress,
-        )
-        scores = model.evaluate(X_test, Y_test, ks=ks)
+        top = ensemble_top_k(models, X_test, k=max(ks))  # [N_test, max(ks)]
+        scores = ranking_metrics(top, Y_test, ks)
         bound = full_bound(model, X_train, Y_train, config.batch_size)
-        rows = {}
+        rows: dict[str, Any] = {}
+        if size > 1:  # each member's own test P@k, beside the ensemble's
+            rows["member_metrics"] = [
+                {k: v for k, v in m.evaluate(X_test, Y_test, ks=ks).items() if k.startswith("P@")} for m in models
+            ]
         if save_rows:
             from .xmc_baselines import encode_rows
 
-            rows["top"] = encode_rows(model.predict_top_k(X_test, k=min(5, model.num_labels)))
+            rows["top"] = encode_rows(ensemble_top_k(models, X_test, k=min(5, model.num_labels)))
     return {
         "method": config.method,
         "config": config.as_dict(),

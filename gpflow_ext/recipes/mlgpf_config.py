@@ -111,6 +111,8 @@ class MLGPFConfig:
         The label-wise choices see every label.
     :param tuning_budget: and at most the random rows whose inner-fold products of features and weights cost
         this many multiply-adds (n_fit × R × labels); None: every row.
+    :param ensemble_size: E > 1 trains E models with seeds ``seed`` to ``seed + E − 1`` and ranks by their
+        averaged mean utilities (:func:`~gpflow_ext.recipes.mlgpf_ensemble.ensemble_top_k`); 1: one model.
     """
 
     kernel: str = "linear"
@@ -142,6 +144,7 @@ class MLGPFConfig:
     random_features: int = 0
     tuning_max_labels: int | None = None
     tuning_budget: float | None = None
+    ensemble_size: int = 1
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -164,6 +167,7 @@ class MLGPFConfig:
         check_positive_int(self.min_steps, "min_steps", allow_none=True)
         check_positive_int(self.random_features, "random_features", minimum=0)
         check_positive_int(self.tuning_max_labels, "tuning_max_labels", allow_none=True)
+        check_positive_int(self.ensemble_size, "ensemble_size")
         if self.tuning_budget is not None:
             check_positive_number(self.tuning_budget, "tuning_budget", "a positive number of multiply-adds or None")
         if self.label_wise_variance and self.kernel_variance_grid is None:

@@ -305,6 +305,8 @@ def _key(config: dict[str, Any]) -> str:
     ):
         if not config.get(field):  # unset: as in files written before the field existed
             config = {k: v for k, v in config.items() if k != field}
+    if config.get("ensemble_size") == 1:  # one model: as in files written before the field existed
+        config = {k: v for k, v in config.items() if k != "ensemble_size"}
     if config.get("kernel_variance_grid") is None:
         tuning = ("kernel_variance_grid", "tuning_folds", "tuning_extensions", "tuning_max_labels", "tuning_budget")
         config = {k: v for k, v in config.items() if k not in tuning}
