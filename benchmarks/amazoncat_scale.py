@@ -142,6 +142,7 @@ def run(args) -> dict:
         source = XMCTextSource(args.train, args.batch_size, args.shuffle_buffer, args.seed, dtype=float_type)
 
     label_gps = args.model == "label-gps"
+    kernel_variance = args.kernel_variance
     if args.tune:
         from gpflow_ext.data import read_xmc_text
         from gpflow_ext.recipes.mlgpf_auto import resolve_config
@@ -156,7 +157,7 @@ def run(args) -> dict:
         _record("tuning", phases, cpu, start, cpu_start)
         result["tuning"] = record
         result["rss_gb_after_tuning"] = peak_rss_gb()
-        args.kernel_variance = config.kernel_variance
+        kernel_variance = config.kernel_variance
     start, cpu_start = time.perf_counter(), cpu_seconds()
     if args.basis_cache is not None and Path(args.basis_cache).exists():
         cached = np.load(args.basis_cache)  # the basis of an earlier run (X̃ as float32, A)
@@ -189,7 +190,8 @@ def run(args) -> dict:
     negatives = args.num_negative_samples or None  # 0: every label exactly
     bias = np.log(frequency) - np.log1p(-frequency)
     if label_gps:  # the label-gps recipe's model: one linear GP per label on Z = X̃, σ² fixed
-        kernel = gpflow.kernels.Linear(variance=args.kernel_variance)
+        kernel = gpflow.kernels.Linear(variance=kernel_variance)
+        result["kernel_variance"] = kernel_variance  # as trained: --kernel-variance, or the σ² --tune chose
         gpflow.set_trainable(kernel.variance, False)
         model = MLGPF(kernel, iv, num_labels=K, num_latent_gps=K, num_data=N, num_negative_samples=negatives,
                       bias=bias, seed=args.seed, independent_labels=True)

@@ -159,13 +159,15 @@ def select(
 
     def as_run(config: dict[str, Any], index: int) -> dict[str, Any]:
         # tuning caps that cut nothing from split ``index``'s fit rows are left out: the same tuning as without them
-        caps = (config.get("tuning_max_labels"), config.get("tuning_budget"))
+        every_label = config.get("label_wise_variance") or config.get("frequency_exponent_grid") is not None
+        caps = (None if every_label else config.get("tuning_max_labels"), config.get("tuning_budget"))
         if config.get("kernel_variance_grid") is not None and caps != (None, None):
             shape = {"rank": config["rank"], "folds": config["tuning_folds"]}
-            if (index, caps, *shape.values()) not in cuts:
+            known = (index, caps, *shape.values())
+            if known not in cuts:
                 fit = splits[index][0]
-                cuts[(index, caps, *shape.values())] = tuning_subsample(X[fit], Y[fit], *caps, **shape)[2] is not None
-            if cuts[(index, caps, *shape.values())]:
+                cuts[known] = tuning_subsample(X[fit], Y[fit], *caps, **shape)[2] is not None
+            if cuts[known]:
                 return config
         return {k: v for k, v in config.items() if k not in ("tuning_max_labels", "tuning_budget")}
 
