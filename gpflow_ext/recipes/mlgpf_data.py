@@ -106,7 +106,9 @@ def tuning_subsample(
     if len(rows) == num_rows and len(labels) == num_labels:
         return X, Y, None
     record = {
-        "rule": SUBSAMPLE_RULE.format(max_labels=max_labels, budget=budget or float("inf")),
+        "rule": SUBSAMPLE_RULE.format(
+            max_labels="K" if max_labels is None else max_labels, budget=float("inf") if budget is None else budget
+        ),
         "rows": int(len(rows)),
         "of_rows": int(num_rows),
         "labels": int(len(labels)),
