@@ -160,3 +160,30 @@ def test_defaults_leave_the_shared_training_files_whole(dataset, data_dir):
     assert tuning_subsample(X, Y, *caps, rank=2000, folds=3)[2] is None
     fit = kfold_splits(X.shape[0], 5, seed=0)[0][0]
     assert tuning_subsample(X[fit], Y[fit], *caps, rank=2000, folds=3)[2] is None
+
+
+def test_tuning_cut_command_on_a_training_file_only(run_python, dataset_path, tmp_path):
+    """``experiments.mlgpf_tuning_cut --smoke`` on Bibtex's training file beside a garbage test file: every cut is
+    scored, the regrets are read from the whole file's table (so never negative) and the cuts keep what they say."""
+    import json
+    import shutil
+
+    folder = tmp_path / "data" / "bibtex"
+    folder.mkdir(parents=True)
+    for name in ("bibtex-train.arff.gz", "bibtex.xml"):
+        shutil.copy(dataset_path("bibtex", name), folder / name)
+    (folder / "bibtex-test.arff").write_text("not an ARFF file\n")
+    output = tmp_path / "cut.json"
+    run_python("-m", "experiments.mlgpf_tuning_cut", "--data-dir", folder.parent, "--dataset", "bibtex", "--smoke",
+               "--output", output)
+    result = json.loads(output.read_text())
+    data = result["datasets"]["bibtex"]
+    assert data["rows"] == 300 and data["labels"] == 159 and list(data["whole"]) == ["0"]
+    table = {row["kernel_variance"]: row["P@1 mean"] for row in data["whole"]["0"]["scores"]}
+    assert len(data["cuts"]) == len(result["cuts"]) == 5
+    for cut, (name, label_fraction, cost_fraction) in zip(data["cuts"], result["cuts"]):
+        assert cut["cut"] == name and cut["whole_chosen"] == data["whole"]["0"]["chosen"]
+        assert cut["regret_P@1"] == pytest.approx(table[cut["whole_chosen"]] - table[cut["chosen"]])
+        assert cut["regret_P@1"] >= 0
+        assert cut["labels"] == (159 if label_fraction is None else round(label_fraction * 159))
+        assert (cut["rows"] < 300) == (cost_fraction is not None)

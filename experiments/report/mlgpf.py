@@ -369,7 +369,10 @@ def scaling_runs() -> str:
 
 
 #: the ``label-gps`` recipe's model at full size: every label exactly, and 100 sampled negatives
-LABEL_GPS_RUNS = ("label_gps_200_steps_exact.json", "label_gps_200_steps_negatives.json")
+LABEL_GPS_RUNS = ("label_gps_200_steps_exact.json", "label_gps_200_steps_negatives.json",
+                  "best_tuned_200_steps_exact.json")
+#: the best recipe at this size: σ² chosen on the training file (``--tune``), then the same 200 exact steps
+BEST_TUNED = f"{SCALING}/best_tuned_200_steps_exact.json"
 
 
 @generator("mlgpf-scaling-label-gps")
@@ -378,12 +381,28 @@ def scaling_label_gps() -> str:
     for name in LABEL_GPS_RUNS:
         r = load(f"{SCALING}/{name}")
         labels = "every label exactly" if r["exact_labels"] else f"{r['args']['num_negative_samples']} sampled negatives"
-        rows.append([labels, f"{r['steps_trained']:,} of {r['steps_per_epoch']:,}",
+        variance = r.get("kernel_variance", float(r["args"]["kernel_variance"]))
+        rows.append([labels, f"{variance:g}" + (" (chosen by `best`'s rule)" if "tuning" in r else " (fixed)"),
+                     f"{r['steps_trained']:,} of {r['steps_per_epoch']:,}",
                      f"{fmt(r['seconds_per_step'], 3)} / {fmt(r['training_cpu_seconds_per_step'], 2)}",
                      fmt(r["seconds_per_epoch_projected"] / 60, 1), fmt(r["peak_rss_gb"], 2),
                      "loaded" if "basis_from_cache" in r else "computed", f"{_pk(r)} ({r['test_rows']:,})"])
-    return markdown_table(["labels per step", "steps", "s/step wall / CPU", "min/epoch projected", "peak RSS GB",
-                           "basis", "P@1 / P@3 / P@5 % (test rows)"], rows)
+    return markdown_table(["labels per step", "σ²", "steps", "s/step wall / CPU", "min/epoch projected",
+                           "peak RSS GB", "basis", "P@1 / P@3 / P@5 % (test rows)"], rows)
+
+
+@generator("mlgpf-scaling-best-tuning")
+def scaling_best_tuning() -> str:
+    r = load(BEST_TUNED)
+    tuning, wall, cpu = r["tuning"], r["phases_seconds"], r["phases_cpu_seconds"]
+    cut = tuning["subsample"]
+    scores = ", ".join(f"{row['kernel_variance']:g}: {fmt(row['P@1 mean'])}" for row in tuning["scores"])
+    return (f"Reading the {r['N']:,} training rows into memory took {fmt(wall['reading_for_tuning'], 0)} s. The "
+            f"choice of σ² took **{fmt(wall['tuning'], 0)} s** wall ({fmt(cpu['tuning'], 0)} s CPU), on the "
+            f"{cut['labels']:,} most frequent of {cut['of_labels']:,} labels and {cut['rows']:,} random rows "
+            f"({cut['multiply_adds']:.3g} multiply-adds per fold product); peak RSS after it "
+            f"{fmt(r['rss_gb_after_tuning'], 2)} GB. It chose **σ² = {tuning['chosen']:g}** (held-out P@1 of the MAP "
+            f"twin per σ², mean of {tuning['folds']} inner folds: {scores})")
 
 
 @generator("mlgpf-scaling-phases")

@@ -17,6 +17,8 @@ LABEL_WISE = f"{STORE}/four-sets-cv-5fold-label-wise.json"
 FREQUENCY = f"{STORE}/four-sets-cv-5fold-frequency.json"
 #: the chosen rule beside the same rule with random Fourier features appended to the rows (``random_features``)
 RANDOM_FEATURES = f"{STORE}/four-sets-cv-5fold-random-features.json"
+#: the chosen rule beside an ensemble of it over seeds (``ensemble_size``)
+ENSEMBLE = f"{STORE}/four-sets-cv-5fold-ensemble.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -101,6 +103,8 @@ def _label(candidate: dict[str, Any]) -> str:
         label += f", label-frequency prior σ²(n_k/n̄)^γ, γ ∈ {{{exponents}}}"
     if config.get("random_features"):
         label += f", plus {config['random_features']} random Fourier features of an SE kernel (a non-linear part)"
+    if config.get("ensemble_size", 1) > 1:
+        label += f", an ensemble of {config['ensemble_size']} seeds (averaged mean utilities)"
     return label
 
 
@@ -172,6 +176,16 @@ def random_features_table() -> str:
 @generator("mlgpf-four-sets-random-features-rank")
 def random_features_rank_sentence() -> str:
     return _rank_sentence(RANDOM_FEATURES)
+
+
+@generator("mlgpf-four-sets-ensemble")
+def ensemble_table() -> str:
+    return _label_prior_table(ENSEMBLE, per_label=False)
+
+
+@generator("mlgpf-four-sets-ensemble-rank")
+def ensemble_rank_sentence() -> str:
+    return _rank_sentence(ENSEMBLE)
 
 
 @generator("mlgpf-four-sets-extension")

@@ -181,3 +181,34 @@ def paired_summary() -> str:
                              for k in paired["ks"])
         parts.append(f"against {_peer(c['b'])}: {verdicts}")
     return "; ".join(parts)
+
+
+#: σ² chosen on cuts of the four training files against the choice on all of each file
+TUNING_CUT = f"{STORE}/tuning-cut-four-sets.json"
+
+
+@generator("mlgpf-tuning-cut")
+def tuning_cut_table() -> str:
+    """Per set and cut: rows and labels kept, the σ² chosen whole / on the cut for each seed, how many seeds agree,
+    the mean and largest regret in the whole file's held-out P@1, and the median seconds of a cut's tuning beside
+    the whole file's."""
+    import numpy as np
+
+    from experiments.report.mlgpf_four_sets import NAMES
+
+    result = load(TUNING_CUT)
+    rows = []
+    for dataset, data in result["datasets"].items():
+        whole_seconds = np.median([w["seconds"] for w in data["whole"].values()])
+        for cut_name, *_ in result["cuts"]:
+            cuts = [c for c in data["cuts"] if c["cut"] == cut_name]
+            regrets = [c["regret_P@1"] for c in cuts]
+            rows.append([NAMES.get(dataset, dataset), cut_name, f"{cuts[0]['rows']:,} of {data['rows']:,}",
+                         f"{cuts[0]['labels']} of {data['labels']}",
+                         ", ".join(f"{c['whole_chosen']:g} / {c['chosen']:g}" for c in cuts),
+                         f"{sum(c['chosen'] == c['whole_chosen'] for c in cuts)} of {len(cuts)}",
+                         fmt(float(np.mean(regrets))), fmt(max(regrets)),
+                         f"{np.median([c['seconds'] for c in cuts]):.0f} / {whole_seconds:.0f}"])
+    header = ["set", "cut", "rows", "labels", "σ² whole / cut, per seed", "seeds that agree",
+              "mean regret (P@1)", "largest regret (P@1)", "s: cut / whole (median)"]
+    return markdown_table(header, rows)
