@@ -41,7 +41,7 @@ LABEL_WISE_RULE = (
 
 
 def exponent_order(exponents: Sequence[float]) -> list[float]:
-    """γ values without repeats, 0 first and then by |γ| (negative first): the order in which ties are broken."""
+    """γ values without repeats, 0 first and then by the magnitude of γ (negative first): the order in which ties are broken."""
     values = sorted({float(g) for g in exponents}, key=lambda g: (abs(g), g))
     if not values or not all(np.isfinite(values)):
         raise ValueError(f"frequency_exponents must be a non-empty sequence of finite floats, got {exponents!r}")
