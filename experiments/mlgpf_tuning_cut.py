@@ -20,7 +20,7 @@ import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off befor
 from experiments.common import base_parser, print_table
 from gpflow_ext.recipes.mlgpf_auto import resolve_config
 from gpflow_ext.recipes.mlgpf_config import best_config
-from gpflow_ext.recipes.mlgpf_data import load_training_file, tuning_subsample
+from gpflow_ext.recipes.mlgpf_data import fold_multiply_adds, load_training_file
 from gpflow_ext.results import write_results
 
 #: (name, fraction of the labels kept, fraction of the whole file's cost allowed); None: that cap off
@@ -44,11 +44,10 @@ def run_dataset(name: str, data_dir, seeds: list[int], max_rows: int | None = No
     X, Y = load_training_file(name, data_dir, max_rows=max_rows)
     whole_config = dataclasses.replace(best_config(dataset=name), tuning_max_labels=None, tuning_budget=None)
     num_labels = Y.shape[1]
-    cost = whole_cost_of(X.shape, num_labels, whole_config.rank, whole_config.tuning_folds)
+    cost = fold_multiply_adds(*X.shape, num_labels, rank=whole_config.rank, folds=whole_config.tuning_folds)
     wholes = {}  # seed -> the whole file's record and seconds
     for seed in seeds:
         wholes[seed] = tune(dataclasses.replace(whole_config, seed=seed), X, Y)
-        assert tuning_subsample(X, Y, num_labels, cost, rank=whole_config.rank, folds=whole_config.tuning_folds)[2] is None
     out: dict[str, Any] = {
         "rows": int(X.shape[0]),
         "labels": int(num_labels),
@@ -83,12 +82,6 @@ def run_dataset(name: str, data_dir, seeds: list[int], max_rows: int | None = No
                 "seconds": seconds,
             })
     return out
-
-
-def whole_cost_of(shape: tuple[int, int], num_labels: int, rank: int, folds: int) -> int:
-    """Multiply-adds of one inner fold's product on the whole file (as ``tuning_subsample`` counts them)."""
-    n_fit = shape[0] - shape[0] // folds
-    return n_fit * min(rank, n_fit, shape[1]) * num_labels
 
 
 def main(argv=None) -> dict[str, Any]:

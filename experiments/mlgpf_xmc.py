@@ -75,7 +75,7 @@ def main(argv=None) -> dict[str, Any]:
     parser.add_argument("--eval-every", type=int, default=None, help="test P@k every this many epochs (default 1)")
     parser.add_argument("--ensemble-size", type=int, default=None,
                         help="train this many models (seeds --seed, --seed + 1, ...) and rank by their averaged mean "
-                             "utilities (default: the recipe's, one model)")
+                             "utilities (default: the recipe's: 3 for best, else 1)")
     parser.add_argument("--save-rows", action="store_true",
                         help="store the top 5 label ids of every test row in the results JSON (key 'top', in the "
                              "compact form of gpflow_ext.recipes.xmc_baselines.encode_rows), for paired comparisons "

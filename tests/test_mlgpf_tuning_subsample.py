@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from gpflow_ext.recipes import mlgpf_config as configs
 from gpflow_ext.recipes.mlgpf import synthetic_multilabel
 from gpflow_ext.recipes.mlgpf_auto import resolve_config, tune_kernel_variance
-from gpflow_ext.recipes.mlgpf_data import load_training_file, tuning_subsample
+from gpflow_ext.recipes.mlgpf_data import fold_multiply_adds, load_training_file, tuning_subsample
 from gpflow_ext.recipes.mlgpf_select import kfold_splits, select
 
 
@@ -31,6 +31,18 @@ def test_nothing_cut_returns_the_inputs_and_no_record():
     X, Y = _labels()
     assert tuning_subsample(X, Y) == (X, Y, None)
     assert tuning_subsample(X, Y, 12, _cost(90, 3, 2000, 40, 12))[2] is None  # exactly at the bounds
+
+
+@pytest.mark.parametrize("num_rows", [5, 90, 151, 1000])
+@pytest.mark.parametrize("folds", [2, 3, 5])
+def test_fold_multiply_adds_is_the_largest_inner_fold_product(num_rows, folds):
+    from sklearn.model_selection import KFold
+
+    n_fit = max(len(fit) for fit, _ in KFold(folds).split(np.arange(num_rows)))  # the largest fit rows of a fold
+    for rank, num_features in ((2000, 40), (10, 40), (25, 7)):
+        product = np.ones((n_fit, min(rank, n_fit, num_features))) @ np.ones((min(rank, n_fit, num_features), 3))
+        expected = int(product.sum())  # one multiply-add per term of every entry of Φ U [n_fit, 3]
+        assert fold_multiply_adds(num_rows, num_features, 3, rank=rank, folds=folds) == expected
 
 
 def test_kept_labels_are_the_most_frequent_by_brute_force():

@@ -28,6 +28,12 @@ KS = (1, 3, 5)
 
 
 def _paired(dataset: str) -> str:
+    """``--recipe best`` (a 3-seed ensemble, seeds 0-2) paired with the peers on ``dataset``'s test split."""
+    return f"{STORE}/{dataset}-ensemble-vs-peers-paired.json"
+
+
+def _single_paired(dataset: str) -> str:
+    """The same for the rule's single model (``ensemble_size=1``), ``best`` before the ensemble was chosen."""
     return f"{STORE}/{dataset}-recipe-vs-peers-paired.json"
 
 
@@ -259,11 +265,60 @@ def test_table() -> str:
             seconds = _recipe_median(paired, "seconds_per_epoch", 3) if name.startswith("recipe ") else ""
             rows.append([NAMES[dataset], _name(name), len(method["runs"]), *cells, seconds])
     return markdown_table(["set", "method", "runs", *[f"P@{k}: median (min to max)" for k in KS],
-                           "s/epoch (median)"], rows)
+                           "s/epoch (median; per member of an ensemble)"], rows)
 
 
 def _rerun(dataset: str) -> str:
     return f"{STORE}/{dataset}-best-min-steps-seed0-rerun-rows.json"
+
+
+@generator("mlgpf-four-sets-single-vs-ensemble")
+def single_vs_ensemble_table() -> str:
+    """Per set: the single model's and the ensemble's median P@k over seeds 0-2, the (set, k) cells at or above
+    the best peer's median, and the verdicts of their paired comparisons with every peer."""
+    rows = []
+    for dataset in DATASETS:
+        if not (_has(_paired(dataset)) and _has(_single_paired(dataset))):
+            continue
+        for label, path in (("one model (`ensemble_size=1`)", _single_paired(dataset)),
+                            ("3-seed ensemble (`best`)", _paired(dataset))):
+            paired = load(path)
+            methods = paired["methods"]
+            recipe = next(n for n in methods if n.startswith("recipe "))
+            medians = [methods[recipe]["summary"][f"P@{k}"]["median"] for k in KS]
+            ahead = sum(m >= _best_peer(methods, k)[1] for m, k in zip(medians, KS))
+            verdicts = [_verdict(c[f"P@{k}"]) for c in paired["comparisons"] for k in KS]
+            rows.append([NAMES[dataset], label, *[fmt(m) for m in medians], f"{ahead} of {len(KS)}",
+                         " / ".join(str(verdicts.count(v)) for v in ("above", "no difference", "below"))])
+    return markdown_table(["set", "`--recipe best` as", *[f"P@{k} median" for k in KS],
+                           "P@k at or above the best peer's median", "paired with every peer: above / no difference / below"],
+                          rows)
+
+
+def _ensemble_runs(dataset: str) -> list[str]:
+    return [f"{STORE}/{dataset}-best-ensemble3-seed{seed}-rows.json" for seed in (0, 1, 2)]
+
+
+@generator("mlgpf-four-sets-ensemble-cost")
+def ensemble_cost_table() -> str:
+    """Per set: the cost of ``--recipe best`` (the 3-seed ensemble) in its three test runs, medians: wall
+    seconds of the whole run, of the choice of σ², s/epoch of the first member, epochs, peak RSS."""
+    rows = []
+    for dataset in DATASETS:
+        if not all(_has(path) for path in _ensemble_runs(dataset)):
+            continue
+        runs = [load(path) for path in _ensemble_runs(dataset)]
+
+        def median(values: list[float], digits: int) -> str:
+            return fmt(float(np.median(values)), digits)
+
+        rows.append([NAMES[dataset], median([r["provenance"]["wall_seconds"] for r in runs], 0),
+                     median([r["tuning"]["seconds"] for r in runs], 0),
+                     median([r["seconds_per_epoch"] for r in runs], 3), runs[0]["epochs_trained"],
+                     median([r["peak_rss_gb"] for r in runs], 2),
+                     ", ".join(sorted({r["provenance"]["cpu_model"] for r in runs}))])
+    return markdown_table(["set", "wall s per run (σ², 3 fits, scoring)", "of which choosing σ²",
+                           "s/epoch (one member)", "epochs per member", "peak RSS, GB", "machine"], rows)
 
 
 @generator("mlgpf-four-sets-memory")

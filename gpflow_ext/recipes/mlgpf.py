@@ -25,7 +25,7 @@ TensorShape([2, 12])
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import gpflow
 import numpy as np
@@ -155,11 +155,22 @@ def full_bound(model: MLGPF, X: Matrix, Y: scipy.sparse.csr_matrix, batch_size: 
     return data_term - kl
 
 
+class _Member(NamedTuple):
+    """One trained model of an ensemble, with the rows as it reads them and the cut-offs it scores."""
+
+    model: MLGPF
+    history: Any
+    build_seconds: float
+    train: tuple[Any, Any]  # (X, Y) after ``model.prepare_data``
+    test: tuple[Any, Any]
+    ks: tuple[int, ...]
+
+
 def _train_member(
     config: MLGPFConfig, train: tuple[Any, Any], test: tuple[Any, Any], logdir: str | Path | None, progress: bool
-) -> tuple[MLGPF, Any, float]:
+) -> _Member:
     """One model of ``config`` built and trained on the (transformed) rows ``train``, test P@k every
-    ``eval_every`` epochs: ``(model, history, build seconds)``."""
+    ``eval_every`` epochs."""
     tf.random.set_seed(config.seed)
     start = time.perf_counter()
     model = build_mlgpf(config, *train)
@@ -187,7 +198,7 @@ def _train_member(
         callbacks=[FunctionCallback(test_metrics, config.eval_every), TensorBoard(log_every=1, log_parameters=False)],
         progress=progress,
     )
-    return model, history, build_seconds
+    return _Member(model, history, build_seconds, (X_train, Y_train), (X_test, Y_test), ks)
 
 
 #: the cut-offs :func:`run_mlgpf` scores (those up to the number of labels)
@@ -238,11 +249,8 @@ def run_mlgpf(
             )
             for e in range(size)
         ]
-        model, history, build_seconds = members[0]
-        models = [member[0] for member in members]
-        X_train, Y_train = model.prepare_data(X_train, Y_train)
-        X_test, Y_test = model.prepare_data(X_test, Y_test)
-        ks = tuple(k for k in REPORTED_KS if k <= model.num_labels)  # P@5 needs 5 labels to rank
+        model, history, build_seconds, (X_train, Y_train), (X_test, Y_test), ks = members[0]
+        models = [member.model for member in members]
         top = ensemble_top_k(models, X_test, k=max(ks))  # [N_test, max(ks)]
         scores = ranking_metrics(top, Y_test, ks)
         bound = full_bound(model, X_train, Y_train, config.batch_size)

@@ -12,7 +12,14 @@ import scipy.sparse
 
 from ..validation import check_positive_int, check_positive_number
 
-__all__ = ["SUBSAMPLE_RULE", "load_xmc", "load_training_file", "synthetic_multilabel", "tuning_subsample"]
+__all__ = [
+    "SUBSAMPLE_RULE",
+    "load_xmc",
+    "load_training_file",
+    "synthetic_multilabel",
+    "fold_multiply_adds",
+    "tuning_subsample",
+]
 
 #: How :func:`tuning_subsample` bounds the cost of an inner cross-validation (``MLGPFConfig``'s
 #: ``tuning_max_labels`` and ``tuning_budget``).
@@ -68,6 +75,13 @@ def synthetic_multilabel(num_rows: int = 2500, num_features: int = 300, num_labe
     return (X[:split], Y[:split]), (X[split:], Y[split:])
 
 
+def fold_multiply_adds(num_rows: int, num_features: int, num_labels: int, *, rank: int, folds: int) -> int:
+    """Multiply-adds of one product Φ U [n_fit, R] x [R, K] in the largest of ``folds`` inner folds of
+    ``num_rows`` rows, R = min(``rank``, n_fit, ``num_features``): the cost :func:`tuning_subsample` bounds."""
+    n_fit = num_rows - num_rows // folds
+    return n_fit * min(rank, n_fit, num_features) * num_labels
+
+
 def tuning_subsample(
     X: Any,
     Y: Any,
@@ -92,9 +106,8 @@ def tuning_subsample(
         counts = np.asarray(Y.sum(axis=0)).ravel()  # [K]
         labels = np.sort(np.argsort(-counts, kind="stable")[:max_labels])  # the most positives, lower index first
 
-    def cost(n: int) -> int:  # multiply-adds of Φ U in the largest inner fold of n rows
-        n_fit = n - n // folds
-        return n_fit * min(rank, n_fit, X.shape[1]) * len(labels)
+    def cost(n: int) -> int:
+        return fold_multiply_adds(n, X.shape[1], len(labels), rank=rank, folds=folds)
 
     rows = np.arange(num_rows)
     if budget is not None and cost(num_rows) > budget:
