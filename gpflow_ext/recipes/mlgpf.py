@@ -109,9 +109,15 @@ def build_mlgpf(config: MLGPFConfig, X: Any, Y: Any, **model_kwargs: Any) -> MLG
         )  # [M, D]
         inducing_variable = gpflow.inducing_variables.InducingPoints(centres)
         gpflow.set_trainable(inducing_variable, config.train_inducing)
+    num_latent_gps = Y.shape[1] if config.independent_labels else config.num_latent_gps
+    if config.init_from_map:  # P = min(num_latent_gps, K, R) factors of the per-label MAP weights
+        from .mlgpf_shared import map_initialisation
+
+        start = map_initialisation(X, Y, inducing_variable, float(kernel.variance.numpy()), num_latent_gps)
+        model_kwargs = {**start, **model_kwargs}
+        num_latent_gps = model_kwargs["q_mu"].shape[1]
     frequency = np.clip(np.asarray(Y.sum(axis=0)).ravel() / N, 0.5 / N, 1.0 - 0.5 / N)  # [K]
     model_kwargs.setdefault("bias", np.log(frequency) - np.log1p(-frequency))
-    num_latent_gps = Y.shape[1] if config.independent_labels else config.num_latent_gps
     if config.label_kernel_variances is not None:
         if len(config.label_kernel_variances) != Y.shape[1]:
             raise ValueError(

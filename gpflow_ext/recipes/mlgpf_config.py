@@ -31,6 +31,7 @@ __all__ = [
     "BEST_ENSEMBLE_SIZE",
     "BEST_MIN_STEPS",
     "best_config",
+    "label_gps_shared_config",
     "RECIPES",
     "register_recipe",
     "tour_config",
@@ -112,6 +113,9 @@ class MLGPFConfig:
         The label-wise choices see every label.
     :param tuning_budget: and at most the random rows whose inner-fold products of features and weights cost
         this many multiply-adds (n_fit × R × labels); None: every row.
+    :param init_from_map: start the latent GPs and loadings from the rank-P SVD of one linear GP per label's MAP
+        weights at σ² (:mod:`~gpflow_ext.recipes.mlgpf_shared`; P = min(``num_latent_gps``, K, R)); needs
+        ``basis_inducing``, a linear kernel and shared factors (not ``independent_labels``).
     :param ensemble_size: E > 1 trains E models with seeds ``seed`` to ``seed + E − 1`` and ranks by their
         averaged mean utilities (:func:`~gpflow_ext.recipes.mlgpf_ensemble.ensemble_top_k`); 1: one model.
     """
@@ -146,6 +150,7 @@ class MLGPFConfig:
     tuning_max_labels: int | None = None
     tuning_budget: float | None = None
     ensemble_size: int = 1
+    init_from_map: bool = False
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -169,6 +174,8 @@ class MLGPFConfig:
         check_positive_int(self.random_features, "random_features", minimum=0)
         check_positive_int(self.tuning_max_labels, "tuning_max_labels", allow_none=True)
         check_positive_int(self.ensemble_size, "ensemble_size")
+        if self.init_from_map and not (self.basis_inducing and self.kernel == "linear" and not self.independent_labels):
+            raise ValueError("init_from_map=True needs basis_inducing=True, kernel='linear', independent_labels=False")
         if self.tuning_budget is not None:
             check_positive_number(self.tuning_budget, "tuning_budget", "a positive number of multiply-adds or None")
         if self.label_wise_variance and self.kernel_variance_grid is None:
@@ -337,16 +344,26 @@ def best_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: 
     return label_gps_auto_config(method, dataset, **{**defaults, **overrides})
 
 
+def label_gps_shared_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: Any) -> MLGPFConfig:
+    """:func:`best_config`'s single model with P = ``num_latent_gps`` (the paper's 30 by default) shared latent GPs
+    mixed by trained loadings instead of one GP per label, started from the per-label MAP weights at the chosen
+    σ² (``init_from_map``): the paper's model with ``label-gps`` as its start."""
+    overrides = {"ensemble_size": 1, **{k: v for k, v in overrides.items() if v is not None}}
+    config = best_config(method, dataset, **overrides)
+    return dataclasses.replace(config, independent_labels=False, init_from_map=True)
+
+
 #: Named recipes: ``name -> factory(method, dataset, **overrides) -> MLGPFConfig`` (``--recipe`` in the scripts):
 #: ``paper`` (the paper's settings), ``tfidf`` (:func:`tfidf_config`), ``label-gps`` (:func:`label_gps_config`),
-#: ``label-gps-auto`` (:func:`label_gps_auto_config`) and ``best`` (:func:`best_config`, chosen by
-#: cross-validation on four training files).
+#: ``label-gps-auto`` (:func:`label_gps_auto_config`), ``best`` (:func:`best_config`, chosen by
+#: cross-validation on four training files) and ``label-gps-shared`` (:func:`label_gps_shared_config`).
 RECIPES: dict[str, Callable[..., MLGPFConfig]] = {
     "paper": paper_config,
     "tfidf": tfidf_config,
     "label-gps": label_gps_config,
     "label-gps-auto": label_gps_auto_config,
     "best": best_config,
+    "label-gps-shared": label_gps_shared_config,
 }
 
 
