@@ -29,7 +29,7 @@ SMOKE: dict[str, int] = dict(max_rows=400, epochs=2, num_latent_gps=4, num_induc
                              num_negative_samples=20)
 #: command-line flags that override fields of the recipe's config
 OVERRIDES = ("epochs", "seed", "float32", "learning_rate", "num_negative_samples", "num_latent_gps", "num_inducing",
-             "rank", "batch_size", "eval_every", "ensemble_size")
+             "rank", "batch_size", "eval_every", "ensemble_size", "rank_by_probability")
 
 
 def paper_row(dataset: str, method: str) -> dict[str, float | None]:
@@ -76,6 +76,8 @@ def main(argv=None) -> dict[str, Any]:
     parser.add_argument("--ensemble-size", type=int, default=None,
                         help="train this many models (seeds --seed, --seed + 1, ...) and rank by their averaged mean "
                              "utilities (default: the recipe's: 3 for best, else 1)")
+    parser.add_argument("--rank-by-probability", action="store_true", default=None,
+                        help="rank labels by p(y_k = 1 | x) instead of the mean utilities (default: the recipe's)")
     parser.add_argument("--save-rows", action="store_true",
                         help="store the top 5 label ids of every test row in the results JSON (key 'top', in the "
                              "compact form of gpflow_ext.recipes.xmc_baselines.encode_rows), for paired comparisons "

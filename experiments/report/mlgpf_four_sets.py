@@ -19,6 +19,8 @@ FREQUENCY = f"{STORE}/four-sets-cv-5fold-frequency.json"
 RANDOM_FEATURES = f"{STORE}/four-sets-cv-5fold-random-features.json"
 #: the chosen rule beside an ensemble of it over seeds (``ensemble_size``)
 ENSEMBLE = f"{STORE}/four-sets-cv-5fold-ensemble.json"
+#: the chosen rule's single model beside MLGPF with shared factors started from it (``label-gps-shared``)
+SHARED = f"{STORE}/four-sets-cv-5fold-shared.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -100,6 +102,9 @@ def _label(candidate: dict[str, Any]) -> str:
         label = CANDIDATES["recipe=label-gps-auto"]
     else:
         label = CANDIDATES.get(candidate["name"], candidate["name"])
+    if config.get("init_from_map"):
+        label = (f"`label-gps-shared`: P = min({config['num_latent_gps']}, K) shared latent GPs and trained loadings, "
+                 "started from the per-label MAP weights at the chosen σ²")
     if config.get("min_steps") is not None:
         label += f", at least {config['min_steps']} optimiser steps (epochs raised where N is small)"
     if config.get("label_wise_variance"):
@@ -192,6 +197,16 @@ def ensemble_table() -> str:
 @generator("mlgpf-four-sets-ensemble-rank")
 def ensemble_rank_sentence() -> str:
     return _rank_sentence(ENSEMBLE)
+
+
+@generator("mlgpf-four-sets-shared")
+def shared_table() -> str:
+    return _label_prior_table(SHARED, per_label=False)
+
+
+@generator("mlgpf-four-sets-shared-rank")
+def shared_rank_sentence() -> str:
+    return _rank_sentence(SHARED)
 
 
 @generator("mlgpf-four-sets-extension")

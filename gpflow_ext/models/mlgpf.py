@@ -228,8 +228,10 @@ class MLGPF(PreconditionedSVGP):
     @check_shapes(
         "return: [N, k]",
     )
-    def predict_top_k(self, Xnew: Any, k: int = 5, batch_size: int = 1000) -> np.ndarray:
-        """Label ids of the k highest mean utilities per row [N, k] (best first).
+    def predict_top_k(self, Xnew: Any, k: int = 5, batch_size: int = 1000, by_probability: bool = False) -> np.ndarray:
+        """Label ids of the k highest mean utilities per row [N, k] (best first); with ``by_probability``, of the k
+        highest p(y_k = 1 | x) (:meth:`predict_probabilities`: the order that maximises the expected P@k under
+        the model, where f_k's variance moves the order as well as its mean).
 
         Works in row batches, so only ``batch_size × K`` scores exist at a time."""
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= self.num_labels:
@@ -244,7 +246,7 @@ class MLGPF(PreconditionedSVGP):
         )
         out = []
         for start in range(0, X.shape[0], batch_size):
-            scores = self._scores(X[start : start + batch_size])  # [b, K]
+            scores = self._scores(X[start : start + batch_size], by_probability)  # [b, K]
             out.append(tf.math.top_k(scores, k=k).indices.numpy())  # [b, k]
         return np.concatenate(out, axis=0)
 
@@ -252,15 +254,23 @@ class MLGPF(PreconditionedSVGP):
     def _scores_compiled(self, X: Any) -> tf.Tensor:
         return self.predict_utilities(X)
 
-    def _scores(self, X: Any) -> tf.Tensor:
-        return self._scores_compiled(to_input_tensor(X, gpflow.default_float()))
+    @tf.function(reduce_retracing=True)
+    def _probabilities_compiled(self, X: Any) -> tf.Tensor:
+        return self.predict_probabilities(X)
 
-    def evaluate(self, X: Any, Y: Any, ks: Sequence[int] = (1, 3, 5), batch_size: int = 1000) -> dict:
-        """P@k and nDCG@k (in %, as the paper reports) of the mean-utility ranking on X [N, D] and Y [N, K]
-        (0/1 labels or lists of label ids). No ``check_shapes``: the result is a dict and the arguments are
-        checked by :meth:`prepare_data`, with messages that name them."""
+    def _scores(self, X: Any, by_probability: bool = False) -> tf.Tensor:
+        X = to_input_tensor(X, gpflow.default_float())
+        return self._probabilities_compiled(X) if by_probability else self._scores_compiled(X)
+
+    def evaluate(
+        self, X: Any, Y: Any, ks: Sequence[int] = (1, 3, 5), batch_size: int = 1000, by_probability: bool = False
+    ) -> dict:
+        """P@k and nDCG@k (in %, as the paper reports) of the mean-utility ranking (with ``by_probability``, the
+        ranking by p(y_k = 1 | x)) on X [N, D] and Y [N, K] (0/1 labels or lists of label ids). No
+        ``check_shapes``: the result is a dict and the arguments are checked by :meth:`prepare_data`, with
+        messages that name them."""
         X, Y = self.prepare_data(X, Y)
-        top = self.predict_top_k(X, k=max(ks), batch_size=batch_size)
+        top = self.predict_top_k(X, k=max(ks), batch_size=batch_size, by_probability=by_probability)
         return ranking_metrics(top, Y, ks)
 
     # -- the bound -----------------------------------------------------------------------

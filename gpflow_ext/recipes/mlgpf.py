@@ -186,7 +186,8 @@ def _train_member(
     ks = tuple(k for k in REPORTED_KS if k <= model.num_labels)  # P@5 needs 5 labels to rank
 
     def test_metrics() -> dict[str, float]:
-        return {k: v for k, v in model.evaluate(X_test, Y_test, ks=ks).items() if k.startswith("P@")}
+        metrics = model.evaluate(X_test, Y_test, ks=ks, by_probability=config.rank_by_probability)
+        return {k: v for k, v in metrics.items() if k.startswith("P@")}
 
     history = fit(
         model,
@@ -257,18 +258,25 @@ def run_mlgpf(
         ]
         model, history, build_seconds, (X_train, Y_train), (X_test, Y_test), ks = members[0]
         models = [member.model for member in members]
-        top = ensemble_top_k(models, X_test, k=max(ks))  # [N_test, max(ks)]
+        by_probability = config.rank_by_probability
+        top = ensemble_top_k(models, X_test, k=max(ks), by_probability=by_probability)  # [N_test, max(ks)]
         scores = ranking_metrics(top, Y_test, ks)
         bound = full_bound(model, X_train, Y_train, config.batch_size)
         rows: dict[str, Any] = {}
         if size > 1:  # each member's own test P@k, beside the ensemble's
             rows["member_metrics"] = [
-                {k: v for k, v in m.evaluate(X_test, Y_test, ks=ks).items() if k.startswith("P@")} for m in models
+                {
+                    k: v
+                    for k, v in m.evaluate(X_test, Y_test, ks=ks, by_probability=by_probability).items()
+                    if k.startswith("P@")
+                }
+                for m in models
             ]
         if save_rows:
             from .xmc_baselines import encode_rows
 
-            rows["top"] = encode_rows(ensemble_top_k(models, X_test, k=min(5, model.num_labels)))
+            top_5 = ensemble_top_k(models, X_test, k=min(5, model.num_labels), by_probability=by_probability)
+            rows["top"] = encode_rows(top_5)
     return {
         "method": config.method,
         "config": config.as_dict(),

@@ -116,6 +116,8 @@ class MLGPFConfig:
     :param init_from_map: start the latent GPs and loadings from the rank-P SVD of one linear GP per label's MAP
         weights at σ² (:mod:`~gpflow_ext.recipes.mlgpf_shared`; P = min(``num_latent_gps``, K, R)); needs
         ``basis_inducing``, a linear kernel and shared factors (not ``independent_labels``).
+    :param rank_by_probability: rank labels by p(y_k = 1 | x) = E[σ(f_k)] instead of the mean utilities f̄_k
+        (P@k on the test rows and in the cross-validation; the inner choice of σ² is unchanged).
     :param ensemble_size: E > 1 trains E models with seeds ``seed`` to ``seed + E − 1`` and ranks by their
         averaged mean utilities (:func:`~gpflow_ext.recipes.mlgpf_ensemble.ensemble_top_k`); 1: one model.
     """
@@ -151,6 +153,7 @@ class MLGPFConfig:
     tuning_budget: float | None = None
     ensemble_size: int = 1
     init_from_map: bool = False
+    rank_by_probability: bool = False
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))

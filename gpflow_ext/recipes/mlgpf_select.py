@@ -305,6 +305,7 @@ def _key(config: dict[str, Any]) -> str:
         "frequency_exponent_grid",
         "random_features",
         "init_from_map",
+        "rank_by_probability",
     ):
         if not config.get(field):  # unset: as in files written before the field existed
             config = {k: v for k, v in config.items() if k != field}
