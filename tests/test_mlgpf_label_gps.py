@@ -87,16 +87,17 @@ def test_full_rank_model_is_bayesian_one_vs_rest_logistic_regression():
 
 
 def test_best_recipe_is_an_ensemble_of_label_gps_auto_with_a_minimum_of_steps():
-    """``best`` is a 3-seed ensemble of ``label-gps-auto`` trained for at least 1,000 steps; an explicit ``epochs``
-    is trained as given, an explicit ``ensemble_size`` wins."""
+    """``best`` is a 3-seed ensemble of ``label-gps-auto`` trained for at least 1,000 steps, ranking by probability;
+    an explicit ``epochs`` is trained as given, an explicit ``ensemble_size`` or ``rank_by_probability`` wins."""
     assert configs.RECIPES["best"] is configs.best_config
     best = configs.RECIPES["best"]("s-linear", "bibtex")
     auto = configs.label_gps_auto_config("s-linear", "bibtex")
-    assert best.as_dict() == dataclasses.replace(auto, min_steps=1000, ensemble_size=3).as_dict()
+    assert best.as_dict() == dataclasses.replace(auto, min_steps=1000, ensemble_size=3, rank_by_probability=True).as_dict()
     assert best.kernel_variance_grid == configs.AUTO_GRID and best.min_steps == configs.BEST_MIN_STEPS == 1000
     assert best.ensemble_size == configs.BEST_ENSEMBLE_SIZE == 3
     assert configs.RECIPES["best"]("s-linear", "bibtex", ensemble_size=1).ensemble_size == 1
     assert configs.RECIPES["best"]("s-linear", "bibtex", ensemble_size=None).ensemble_size == 3  # unset flag
+    assert configs.RECIPES["best"]("s-linear", "bibtex", rank_by_probability=False).rank_by_probability is False
     assert best.with_min_steps(645).epochs == 500 and best.with_min_steps(4880).epochs == 100
     assert configs.RECIPES["best"]("s-linear", "bibtex", epochs=3).min_steps is None  # explicit flags win
     assert configs.RECIPES["best"]("s-linear", "bibtex", epochs=3, min_steps=50).min_steps == 50

@@ -23,9 +23,9 @@ LABEL_GPS = [f"{STORE}/bibtex-label-gps.json", f"{STORE}/bibtex-label-gps-seed1.
              f"{STORE}/bibtex-label-gps-seed2.json"]
 LABEL_GPS_16 = [f"{STORE}/bibtex-label-gps-variance16.json", f"{STORE}/bibtex-label-gps-variance16-seed1.json",
                 f"{STORE}/bibtex-label-gps-variance16-seed2.json"]
-#: ``--recipe best`` (a 3-seed ensemble of label-gps-auto, at least 1,000 steps), seeds 0-2, the runs of the
-#: four-set comparison
-BEST = [f"{STORE}/selection/bibtex-best-ensemble3-seed{seed}-rows.json" for seed in (0, 1, 2)]
+#: ``--recipe best`` (a 3-seed ensemble of label-gps-auto, at least 1,000 steps, ranking by probability),
+#: seeds 0-2, the runs of the four-set comparison
+BEST = [f"{STORE}/selection/bibtex-best-probability-seed{seed}-rows.json" for seed in (0, 1, 2)]
 PEERS_10 = f"{STORE}/selection/bibtex-peers-10runs-rows.json"  # the runs the paired comparison uses
 BONSAI_10 = f"{STORE}/selection/bibtex-bonsai-10runs-rows.json"  # omikuji with Bonsai settings, run later
 #: the ``--methods`` each peer file was written with
@@ -240,9 +240,10 @@ def readme_bibtex() -> str:
     if all((REPO / path).is_file() for path in BEST):
         best = _runs(BEST)
         chosen = " / ".join(f"{r['tuning']['chosen']:g}" for r in best)
-        rows.append(["MLGPF recipe `best` (an ensemble of 3 seeds of `label-gps-auto`, at least 1,000 steps; σ² "
-                     f"chosen on the training rows: {chosen}; the rule chosen by cross-validation on four training "
-                     "files); seeds 0 / 1 / 2 (members s, s + 1, s + 2)"]
+        rows.append(["MLGPF recipe `best` (an ensemble of 3 seeds of `label-gps-auto`, at least 1,000 steps, "
+                     f"labels ranked by their predictive probability; σ² chosen on the training rows: {chosen}; the "
+                     "rule chosen by cross-validation on four training files); seeds 0 / 1 / 2 (members s, s + 1, "
+                     "s + 2)"]
                     + [bold_if_ahead(best, k) for k in KS] + [f"{xmc} --recipe best --seed S`"])
     rows += [
         ["MLGPF recipe `label-gps`: one linear GP per label on Z = X̃, TF-IDF rows, σ² = 12 (chosen on Bibtex's "

@@ -1,6 +1,7 @@
 """Generated parts of docs/mlgpf/selection.md and README.md for the four multi-label sets (Medical, Enron,
 TMC2007-500, Bibtex): the candidates' 5-fold cross-validation on the training files, the mean-rank choice, and
 the chosen recipe's test runs against the peers, paired over the same test rows (see experiments.report)."""
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,8 @@ RANDOM_FEATURES = f"{STORE}/four-sets-cv-5fold-random-features.json"
 ENSEMBLE = f"{STORE}/four-sets-cv-5fold-ensemble.json"
 #: the chosen rule's single model beside MLGPF with shared factors started from it (``label-gps-shared``)
 SHARED = f"{STORE}/four-sets-cv-5fold-shared.json"
+#: the ensemble that is ``best`` beside the same ensemble ranking labels by p(y_k = 1 | x) (``rank_by_probability``)
+PROBABILITY = f"{STORE}/four-sets-cv-5fold-probability.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -30,13 +33,16 @@ KS = (1, 3, 5)
 
 
 def _paired(dataset: str) -> str:
-    """``--recipe best`` (a 3-seed ensemble, seeds 0-2) paired with the peers on ``dataset``'s test split."""
-    return f"{STORE}/{dataset}-ensemble-vs-peers-paired.json"
+    """``--recipe best`` (a 3-seed ensemble ranking by probability, seeds 0-2) paired with the peers on
+    ``dataset``'s test split."""
+    return f"{STORE}/{dataset}-probability-vs-peers-paired.json"
 
 
-def _single_paired(dataset: str) -> str:
-    """The same for the rule's single model (``ensemble_size=1``), ``best`` before the ensemble was chosen."""
-    return f"{STORE}/{dataset}-recipe-vs-peers-paired.json"
+#: the earlier forms of ``best``, each paired with the same peer runs: (name, paired file of ``dataset``)
+EARLIER_FORMS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("one model (`ensemble_size=1`)", lambda dataset: f"{STORE}/{dataset}-recipe-vs-peers-paired.json"),
+    ("3-seed ensemble, mean utilities", lambda dataset: f"{STORE}/{dataset}-ensemble-vs-peers-paired.json"),
+)
 
 
 def _peers(dataset: str) -> str:
@@ -115,7 +121,10 @@ def _label(candidate: dict[str, Any]) -> str:
     if config.get("random_features"):
         label += f", plus {config['random_features']} random Fourier features of an SE kernel (a non-linear part)"
     if config.get("ensemble_size", 1) > 1:
-        label += f", an ensemble of {config['ensemble_size']} seeds (averaged mean utilities)"
+        averaged = "probabilities" if config.get("rank_by_probability") else "mean utilities"
+        label += f", an ensemble of {config['ensemble_size']} seeds (averaged {averaged})"
+    if config.get("rank_by_probability"):
+        label += ", labels ranked by their predictive probability"
     return label
 
 
@@ -209,6 +218,16 @@ def shared_rank_sentence() -> str:
     return _rank_sentence(SHARED)
 
 
+@generator("mlgpf-four-sets-probability")
+def probability_table() -> str:
+    return _label_prior_table(PROBABILITY, per_label=False)
+
+
+@generator("mlgpf-four-sets-probability-rank")
+def probability_rank_sentence() -> str:
+    return _rank_sentence(PROBABILITY)
+
+
 @generator("mlgpf-four-sets-extension")
 def extension_table() -> str:
     """label-gps-auto with and without grid extension, on the folds both have, beside σ² = 12."""
@@ -289,15 +308,15 @@ def _rerun(dataset: str) -> str:
 
 @generator("mlgpf-four-sets-single-vs-ensemble")
 def single_vs_ensemble_table() -> str:
-    """Per set: the single model's and the ensemble's median P@k over seeds 0-2, the (set, k) cells at or above
-    the best peer's median, and the verdicts of their paired comparisons with every peer."""
+    """Per set: each form of ``best`` (:data:`EARLIER_FORMS`, then ``best``): median P@k over seeds 0-2, the (set,
+    k) cells at or above the best peer's median, and the verdicts of the paired comparisons with every peer."""
     rows = []
+    forms = (*EARLIER_FORMS, ("3-seed ensemble, by probability (`best`)", _paired))
     for dataset in DATASETS:
-        if not (_has(_paired(dataset)) and _has(_single_paired(dataset))):
+        if not all(_has(path_of(dataset)) for _, path_of in forms):
             continue
-        for label, path in (("one model (`ensemble_size=1`)", _single_paired(dataset)),
-                            ("3-seed ensemble (`best`)", _paired(dataset))):
-            paired = load(path)
+        for label, path_of in forms:
+            paired = load(path_of(dataset))
             methods = paired["methods"]
             recipe = next(n for n in methods if n.startswith("recipe "))
             medians = [methods[recipe]["summary"][f"P@{k}"]["median"] for k in KS]
@@ -311,7 +330,8 @@ def single_vs_ensemble_table() -> str:
 
 
 def _ensemble_runs(dataset: str) -> list[str]:
-    return [f"{STORE}/{dataset}-best-ensemble3-seed{seed}-rows.json" for seed in (0, 1, 2)]
+    """``--recipe best``'s test runs on ``dataset``, seeds 0-2."""
+    return [f"{STORE}/{dataset}-best-probability-seed{seed}-rows.json" for seed in (0, 1, 2)]
 
 
 @generator("mlgpf-four-sets-ensemble-cost")
