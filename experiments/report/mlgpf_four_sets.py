@@ -318,7 +318,7 @@ def single_vs_ensemble_table() -> str:
         for label, path_of in forms:
             paired = load(path_of(dataset))
             methods = paired["methods"]
-            recipe = next(n for n in methods if n.startswith("recipe "))
+            recipe = _recipe(methods)
             medians = [methods[recipe]["summary"][f"P@{k}"]["median"] for k in KS]
             ahead = sum(m >= _best_peer(methods, k)[1] for m, k in zip(medians, KS))
             verdicts = [_verdict(c[f"P@{k}"]) for c in paired["comparisons"] for k in KS]
@@ -396,6 +396,11 @@ def paired_table() -> str:
                            "95% bootstrap interval (test rows)", "wins / ties / losses", "recipe is"], rows)
 
 
+def _recipe(methods: dict[str, dict[str, Any]]) -> str:
+    """The recipe's name among a paired comparison's methods (``recipe ...``)."""
+    return next(n for n in methods if n.startswith("recipe "))
+
+
 def _best_peer(methods: dict[str, dict[str, Any]], k: int) -> tuple[str, float]:
     """The peer (any method not named ``recipe ...``) with the highest median P@k, and that median."""
     medians = {n: m["summary"][f"P@{k}"]["median"] for n, m in methods.items() if not n.startswith("recipe ")}
@@ -448,7 +453,7 @@ def readme_verdict() -> str:
             continue
         paired = load(_paired(dataset))
         methods = paired["methods"]
-        recipe = next(n for n in methods if n.startswith("recipe "))
+        recipe = _recipe(methods)
         for k in KS:
             best, best_median = _best_peer(methods, k)
             if methods[recipe]["summary"][f"P@{k}"]["median"] >= best_median:

@@ -250,17 +250,20 @@ class MLGPF(PreconditionedSVGP):
             out.append(tf.math.top_k(scores, k=k).indices.numpy())  # [b, k]
         return np.concatenate(out, axis=0)
 
-    @tf.function(reduce_retracing=True)
-    def _scores_compiled(self, X: Any) -> tf.Tensor:
-        return self.predict_utilities(X)
+    @check_shapes(
+        "return: [N, K]",
+    )
+    def ranking_scores(self, Xnew: Any, by_probability: bool = False) -> tf.Tensor:
+        """The scores labels are ranked by [N, K]: :meth:`predict_utilities`, or with ``by_probability``
+        :meth:`predict_probabilities`."""
+        return self.predict_probabilities(Xnew) if by_probability else self.predict_utilities(Xnew)
 
     @tf.function(reduce_retracing=True)
-    def _probabilities_compiled(self, X: Any) -> tf.Tensor:
-        return self.predict_probabilities(X)
+    def _scores_compiled(self, X: Any, by_probability: bool) -> tf.Tensor:  # one trace per value of the flag
+        return self.ranking_scores(X, by_probability)
 
     def _scores(self, X: Any, by_probability: bool = False) -> tf.Tensor:
-        X = to_input_tensor(X, gpflow.default_float())
-        return self._probabilities_compiled(X) if by_probability else self._scores_compiled(X)
+        return self._scores_compiled(to_input_tensor(X, gpflow.default_float()), by_probability)
 
     def evaluate(
         self, X: Any, Y: Any, ks: Sequence[int] = (1, 3, 5), batch_size: int = 1000, by_probability: bool = False

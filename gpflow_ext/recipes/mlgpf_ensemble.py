@@ -41,7 +41,6 @@ def ensemble_top_k(
     out = []
     for start in range(0, Xnew.shape[0], batch_size):
         rows = to_input_tensor(Xnew[start : start + batch_size], gpflow.default_float())
-        member_scores = [m.predict_probabilities(rows) if by_probability else m.predict_utilities(rows) for m in models]
-        scores = tf.add_n(member_scores) / len(models)  # [b, K]
+        scores = tf.add_n([m.ranking_scores(rows, by_probability) for m in models]) / len(models)  # [b, K]
         out.append(tf.math.top_k(scores, k=k).indices.numpy())  # [b, k]
     return np.concatenate(out, axis=0)

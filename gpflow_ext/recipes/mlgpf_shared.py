@@ -17,7 +17,7 @@ from check_shapes import check_shapes
 
 from ..inducing_variables import BasisInducingPoints
 from ..validation import check_positive_int, check_positive_number
-from .mlgpf_auto import map_weights
+from .mlgpf_auto import _dense, map_weights
 
 __all__ = ["shared_factors_from_weights", "map_initialisation"]
 
@@ -60,10 +60,8 @@ def map_initialisation(
         raise TypeError(
             f"inducing_variable must be BasisInducingPoints (Z = X̃), got {type(inducing_variable).__name__}"
         )
-    basis_t = inducing_variable.basis_t.numpy()  # [D, R]
-    Phi = X @ basis_t  # [N, R]
-    Phi = np.asarray(Phi.toarray() if hasattr(Phi, "toarray") else Phi, dtype=np.float32)
-    labels = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y, dtype=np.float32)  # [N, K]
+    Phi = _dense(X @ inducing_variable.basis_t.numpy()).astype(np.float32)  # [N, R]
+    labels = _dense(Y).astype(np.float32)  # [N, K]
     U, b = map_weights(Phi, labels, kernel_variance)  # [R, K], [K]
     q_mu, loadings = shared_factors_from_weights(U, kernel_variance, min(num_latent_gps, *U.shape))
     return {"q_mu": q_mu, "loadings": loadings, "bias": b}
