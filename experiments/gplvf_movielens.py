@@ -16,6 +16,10 @@ Protocols (``--protocol a,b,c``):
     ``--validation-fraction F``: the same inside each uK.base only, for choosing settings: a fraction F of
     each user's uK.base ratings (drawn with ``--seed``) is held out and scored, GPLVF trains on the rest, and
     uK.test is not used.
+    ``--rows users,items``: GPLVF trained both ways round, users as rows (the paper's) and items as rows (on the
+    transpose: a latent point per item, an output per user; items with no training rating are predicted at the
+    base N(0, I) of q(x)), each scored, and their equally weighted predictive mixture scored under ``mixture_*``
+    (``gpflow_ext.recipes.scored_ratings``). ``--rows items``: the transposed model alone.
 (c) Figure 4: test log-likelihood (eq. 33) vs flow length on the Sci-Fi/Romance slice (items
     tagged Sci-Fi or Romance; users with at least 2 ratings there; same 90/10 user protocol as (a)).
 
@@ -96,6 +100,7 @@ from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.latents import BASE_COVARIANCE_NAMES
 from gpflow_ext.recipes.gplvf import KERNEL_NAMES, KL_X_CHOICES, GPLVFTraining
 from gpflow_ext.recipes.movielens import (
+    ROWS,
     ProtocolA,
     ProtocolB,
     ProtocolC,
@@ -118,6 +123,14 @@ def parse_lengths(text: str):
     if not lengths or min(lengths) < 0:
         raise argparse.ArgumentTypeError(f"flow lengths must be non-negative integers (0 = Gaussian), got {text!r}")
     return lengths
+
+
+def parse_rows(text: str):
+    """"users,items" -> ["users", "items"] (protocol (b)'s ways round, keys of ROWS)."""
+    rows = [v.strip() for v in text.split(",") if v.strip()]
+    if not rows or any(r not in ROWS for r in rows) or len(set(rows)) != len(rows):
+        raise argparse.ArgumentTypeError(f"rows must be distinct comma-separated values of {tuple(ROWS)}, got {text!r}")
+    return rows
 
 
 def training_config(args) -> GPLVFTraining:
@@ -185,6 +198,10 @@ def build_parser():
                         help="(b) flow lengths, 0 = Gaussian (results before 2026-11-25: planar 20 only)")
     parser.add_argument("--flows-c", type=parse_lengths, default=[0, 5, 10, 20, 30])
     parser.add_argument("--splits", default="u1,u2,u3,u4,u5")
+    parser.add_argument("--rows", type=parse_rows, default=["users"],
+                        help="(b) which way round GPLVF is trained: users as rows (the paper's), items as rows (the "
+                             "transpose), or both ('users,items'), scored each and as their equally weighted "
+                             "predictive mixture")
     add_training_arguments(parser, ["latent_dim", "num_inducing", "batch_size", "learning_rate", "num_samples",
                                     "flow_learning_rate"])
     add_planar_constraint_argument(parser)
@@ -307,9 +324,10 @@ def main(argv=None):
             if args.smoke:
                 break
         config = ProtocolB(**new_rows_settings(args), flows=args.flows_b, peer_splits=tuple(args.gpy_splits),
-                           validation_fraction=args.validation_fraction)
+                           validation_fraction=args.validation_fraction, rows=args.rows)
         results["b"] = run_protocol_b(splits, config, peer=None if args.smoke else make_peer(args))  # small runs: GPy in (a) only
-        names = [flow_name(k) for k in args.flows_b]
+        names = [ROWS[r] + flow_name(k) for k in args.flows_b for r in args.rows]
+        names += [f"mixture_{flow_name(k)}" for k in args.flows_b if len(args.rows) > 1]
         print_table([dict(split=s, **r) for s, r in results["b"].items()],
                     ["split"] + [f"{n}_rmse" for n in names] + [f"{n}_test_logprob_discrete" for n in names]
                     + [f"{n}_coverage_90" for n in names] + ["bias_rmse", "gpy_rmse"]

@@ -17,7 +17,15 @@ from scipy.special import logsumexp
 
 from ..likelihoods.ordinal import Ordinal, ordinal_log_probabilities
 
-__all__ = ["LIKELIHOOD_NAMES", "likelihood_arguments", "rating_log_probabilities", "discrete_rating_metrics"]
+__all__ = [
+    "LIKELIHOOD_NAMES",
+    "likelihood_arguments",
+    "rating_log_probabilities",
+    "rating_distribution",
+    "rating_classes",
+    "interval_metrics",
+    "discrete_rating_metrics",
+]
 
 LIKELIHOOD_NAMES = ("gaussian", "ordinal", "bernoulli")
 
@@ -87,28 +95,55 @@ def rating_log_probabilities(
     return out
 
 
-def discrete_rating_metrics(
+def rating_distribution(
     model, x_mean, x_var, target: sp.spmatrix, rating_values, offsets=None, num_samples: int = 50, seed: int = 0
-) -> dict[str, float]:
-    """``test_logprob_discrete``: Σ_rows log 1/J Σ_j Π_{test d} p(rating_nd | x*_j) / T (eq. 33 on the discrete
-    ratings, per rating); ``coverage_50`` / ``coverage_90``: the fraction of test ratings inside the central
-    interval [q_(1-α)/2, q_(1+α)/2] of each entry's predictive rating distribution (averaged over q(x*)), and
-    ``width_50`` / ``width_90`` its mean number of rating values (discrete intervals cover at least α)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(probabilities [T, K], row_log_joint [N*]) of the T stored entries of ``target`` [N*, D] (COO order):
+    p(rating_k) averaged over the draws of q(x*), and per row log 1/J Σ_j Π_{test d} p(rating_nd | x*_j) (eq. 33 on
+    the discrete ratings; 0 for a row with no entries). Arguments as :func:`rating_log_probabilities`."""
     target = sp.coo_matrix(target)
     rating_values = np.asarray(rating_values, dtype=np.float64)
     log_p = rating_log_probabilities(model, x_mean, x_var, target, rating_values, offsets, num_samples, seed)
-    classes = np.searchsorted(rating_values, target.data)
-    if not np.all(rating_values[np.minimum(classes, rating_values.size - 1)] == target.data):
-        raise ValueError(f"target holds values outside the rating scale {rating_values.tolist()}")
+    classes = rating_classes(target.data, rating_values)
     picked = log_p[:, np.arange(target.nnz), classes]  # [J, T]
     per_row = np.zeros((x_mean.shape[0], num_samples))
     np.add.at(per_row, target.row, picked.T)  # [N*, J]: Σ over each row's test entries
     joint = logsumexp(per_row, axis=1) - np.log(num_samples)  # [N*]
-    cdf = np.cumsum(np.exp(log_p).mean(axis=0), axis=-1)  # [T, K]
-    out = {"test_logprob_discrete": float(joint.sum() / target.nnz)}
+    return np.exp(log_p).mean(axis=0), joint
+
+
+def rating_classes(ratings: np.ndarray, rating_values: np.ndarray) -> np.ndarray:
+    """The index k of each rating in ``rating_values`` (ValueError for a value off the scale)."""
+    classes = np.searchsorted(rating_values, ratings)
+    if not np.all(rating_values[np.minimum(classes, rating_values.size - 1)] == ratings):
+        raise ValueError(f"target holds values outside the rating scale {rating_values.tolist()}")
+    return classes
+
+
+def interval_metrics(probabilities: np.ndarray, classes: np.ndarray) -> dict[str, float]:
+    """``coverage_50`` / ``coverage_90``: the fraction of ratings (class indices ``classes`` [T]) inside the central
+    interval [q_(1-α)/2, q_(1+α)/2] of each entry's predictive distribution ``probabilities`` [T, K];
+    ``width_50`` / ``width_90``: its mean number of rating values (discrete intervals cover at least α)."""
+    cdf = np.cumsum(probabilities, axis=-1)  # [T, K]
+    out = {}
     for level in (50, 90):
         low = np.argmax(cdf >= (1 - level / 100) / 2, axis=-1)
         high = np.argmax(cdf >= (1 + level / 100) / 2 - 1e-12, axis=-1)
         out[f"coverage_{level}"] = float(np.mean((classes >= low) & (classes <= high)))
         out[f"width_{level}"] = float(np.mean(high - low + 1))
     return out
+
+
+def discrete_rating_metrics(
+    model, x_mean, x_var, target: sp.spmatrix, rating_values, offsets=None, num_samples: int = 50, seed: int = 0
+) -> dict[str, float]:
+    """``test_logprob_discrete``: Σ_rows log 1/J Σ_j Π_{test d} p(rating_nd | x*_j) / T (eq. 33 on the discrete
+    ratings, per rating); the 50 % / 90 % intervals' coverage and width of :func:`interval_metrics` for each entry's
+    predictive rating distribution (averaged over q(x*))."""
+    target = sp.coo_matrix(target)
+    rating_values = np.asarray(rating_values, dtype=np.float64)
+    probabilities, joint = rating_distribution(model, x_mean, x_var, target, rating_values, offsets, num_samples, seed)
+    return {
+        "test_logprob_discrete": float(joint.sum() / target.nnz),
+        **interval_metrics(probabilities, rating_classes(target.data, rating_values)),
+    }

@@ -20,22 +20,24 @@ import numpy as np
 import scipy.sparse as sp
 
 from .gplvf import GPLVFTraining, flow_summaries, infer_latent
-from .gplvf_likelihoods import discrete_rating_metrics
+from .gplvf_likelihoods import rating_distribution
 from .movielens_data import (
     RATING_RANGE,
     bias_baseline,
     centre,
     dense_with_nan,
-    rmse,
     split_rows,
     split_users,
     subtract_biases,
 )
+from .scored_ratings import ScoredRatings, mixture
 
 __all__ = [
     "evaluate_at",
+    "scored_at",
     "ProtocolA",
     "ProtocolB",
+    "ROWS",
     "ProtocolC",
     "run_protocol_a",
     "run_protocol_b",
@@ -50,25 +52,25 @@ RATING_VALUES = np.arange(RATING_RANGE[0], RATING_RANGE[1] + 1)  # the discrete 
 # ------------------------------------------------------------------------------------ bias baseline
 
 
-def evaluate_at(
+def scored_at(
     model, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int, biases=None
-) -> dict[str, Any]:
-    """RMSE (clipped to the rating range, and raw) and eq. 33 test log-likelihood per rating of the target entries
-    at q(x*) = (x_mean, x_var). ``biases`` = (mu, b_u [rows of target], b_i) when the model was trained on bias
-    residuals: predictions add them back; the log-likelihood is the model's on the residuals (the same density).
-    ``test_loglik`` is the model's own: a density of the continuous rating for a Gaussian model, the probability of
-    the discrete rating for an ordinal one; ``test_logprob_discrete`` (both models: the discrete rating's
-    probability) and the 50 % / 90 % interval ``coverage_*`` / ``width_*`` are
-    :func:`~gpflow_ext.recipes.gplvf_likelihoods.discrete_rating_metrics`."""
-    target = sp.csr_matrix(target)
+) -> tuple[ScoredRatings, float]:
+    """(the predictive distribution of the target entries at q(x*) = (x_mean, x_var) as :class:`ScoredRatings`,
+    the model's own eq. 33 test log-likelihood per rating). ``biases`` = (mu, b_u [rows of target], b_i) when the
+    model was trained on bias residuals: predictions add them back; the log-likelihood is the model's on the
+    residuals (the same density). The log-likelihood is a density of the continuous rating for a Gaussian model, the
+    probability of the discrete rating for an ordinal one; the :class:`ScoredRatings` hold both models' discrete
+    rating probabilities (:func:`~gpflow_ext.recipes.gplvf_likelihoods.rating_distribution`)."""
+    target = sp.csr_matrix(target).sorted_indices()
     has_target = np.diff(target.indptr) > 0
     model_target = target if biases is None else subtract_biases(target, *biases)
     mean, _ = model.predict_y_marginal(x_mean[has_target], x_var[has_target], num_samples=num_samples, seed=seed)
     t = target[has_target].tocoo()
     pred, offsets = mean.numpy()[t.row, t.col], None
+    scored_rows = np.flatnonzero(has_target)
     if biases is not None:
         mu, b_u, b_i = biases
-        offsets = mu + b_u[np.flatnonzero(has_target)[t.row]] + b_i[t.col]
+        offsets = mu + b_u[scored_rows[t.row]] + b_i[t.col]
         pred = pred + offsets
     test_ll = model.test_log_likelihood(
         dense_with_nan(model_target[has_target]),
@@ -77,15 +79,39 @@ def evaluate_at(
         num_samples=num_samples,
         seed=seed,
     )
-    discrete = discrete_rating_metrics(
+    probabilities, joint = rating_distribution(
         model, x_mean[has_target], x_var[has_target], t, RATING_VALUES, offsets, num_samples, seed
     )
+    row_log_joint = np.zeros(target.shape[0])
+    row_log_joint[scored_rows] = joint
+    scored = ScoredRatings(
+        shape=target.shape,
+        rows=scored_rows[t.row],
+        cols=t.col,
+        ratings=t.data,
+        rating_values=RATING_VALUES.astype(np.float64),
+        mean=pred,
+        probabilities=probabilities,
+        row_log_joint=row_log_joint,
+    )
+    return scored, test_ll
+
+
+def evaluate_at(
+    model, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int, biases=None
+) -> dict[str, Any]:
+    """RMSE (clipped to the rating range, and raw) and eq. 33 test log-likelihood per rating of the target entries
+    at q(x*) = (x_mean, x_var) (:func:`scored_at`). ``test_loglik`` is the model's own: a density of the continuous
+    rating for a Gaussian model, the probability of the discrete rating for an ordinal one; ``test_logprob_discrete``
+    (both models: the discrete rating's probability) and the 50 % / 90 % interval ``coverage_*`` / ``width_*`` are
+    :meth:`ScoredRatings.metrics`."""
+    scored, test_ll = scored_at(model, x_mean, x_var, target, num_samples, seed, biases=biases)
+    metrics = scored.metrics()
     return {
-        "rmse": rmse(np.clip(pred, *RATING_RANGE), t.data),
-        "rmse_unclipped": rmse(pred, t.data),
+        "rmse": metrics.pop("rmse"),
+        "rmse_unclipped": metrics.pop("rmse_unclipped"),
         "test_loglik": test_ll,
-        **discrete,
-        "num_test": int(t.nnz),
+        **metrics,
     }
 
 
@@ -145,17 +171,27 @@ class ProtocolA(NewRowsSettings):
     warm_start_epochs: int = 0
 
 
+#: the ways round protocol (b) can train GPLVF: users as rows (the paper's) or items as rows (Yᵀ); name -> the key
+#: prefix of its results
+ROWS = {"users": "", "items": "items_"}
+
+
 @dataclasses.dataclass
 class ProtocolB(NewRowsSettings):
     """(b) uK.base -> uK.test for each split; ``peer_splits``: the splits the peer runs on.
 
     ``validation_fraction > 0`` chooses settings without the test split: that fraction of each user's uK.base
     ratings (drawn with ``seed`` and the split's position) is held out and scored, the model trains on the rest,
-    and uK.test is not used."""
+    and uK.test is not used.
+
+    ``rows``: which way round GPLVF is trained, each a key of :data:`ROWS`: ``"users"`` (the paper's: a latent
+    point per user, an output per item) and/or ``"items"`` (the transpose: a latent point per item, an output per
+    user). With both, the equally weighted mixture of the two models' predictive distributions is scored too."""
 
     flows: Sequence[int] = (0, 20)
     peer_splits: Sequence[str] = ("u1",)
     validation_fraction: float = 0.0
+    rows: Sequence[str] = ("users",)
 
     def __post_init__(self):
         super().__post_init__()
@@ -164,6 +200,10 @@ class ProtocolB(NewRowsSettings):
                 "validation_fraction is the share of each user's uK.base ratings held out for validation, in "
                 f"[0, 1) (0: score uK.test), got {self.validation_fraction!r}"
             )
+        if isinstance(self.rows, str) or not self.rows or any(r not in ROWS for r in self.rows):
+            raise ValueError(f"rows must be a non-empty sequence of {tuple(ROWS)}, got {self.rows!r}")
+        if len(set(self.rows)) != len(self.rows):
+            raise ValueError(f"rows must not repeat a value, got {self.rows!r}")
 
     def fit_and_scored(self, base: sp.csr_matrix, test: sp.csr_matrix | None, position: int):
         """(ratings to train on, ratings to score) of one split: (uK.base, uK.test), or with a validation fraction
@@ -172,6 +212,25 @@ class ProtocolB(NewRowsSettings):
             return base, test
         rng = np.random.default_rng([self.seed, position])
         return split_rows(base, 1.0 - self.validation_fraction, rng)
+
+    def train_and_score(self, train: sp.csr_matrix, scored: sp.csr_matrix, rows: str, flow_length: int, logdir=None):
+        """Train GPLVF with ``rows`` (a key of :data:`ROWS`) as its rows on ``train`` [users, items] and predict
+        ``scored`` at the rows' own q(x_n): (:class:`ScoredRatings` indexed [users, items], the model's own test
+        log-likelihood, History). A row with no training ratings (an item no user rated) is predicted at the
+        base N(0, I) of q(x), through the flow."""
+        if rows == "items":
+            train, scored = sp.csr_matrix(train.T), sp.csr_matrix(scored.T)
+        model_train, _, biases = centre(train, None, self.center)
+        trained = np.diff(sp.csr_matrix(model_train).indptr) > 0
+        model, history = self.training.train(sp.csr_matrix(model_train[trained]), flow_length, logdir=logdir)
+        x_trained = model.training_latents()
+        x_mean = np.zeros((train.shape[0], x_trained[0].shape[1]))
+        x_var = np.ones((train.shape[0], x_trained[1].shape[1]))
+        x_mean[trained], x_var[trained] = x_trained
+        predictions, test_ll = scored_at(
+            model, x_mean, x_var, scored, self.predict_samples, self.training.seed, biases=biases
+        )
+        return (predictions.transposed() if rows == "items" else predictions), test_ll, history
 
 
 @dataclasses.dataclass
@@ -256,25 +315,31 @@ def run_protocol_b(
     ``{name}_final_elbo`` and the discrete-rating metrics of :func:`evaluate_at` for each flow length (the rows'
     own q(x_n) predict their scored ratings: uK.test, or the validation part of uK.base, see
     :class:`ProtocolB`), ``bias_rmse``, ``scored`` (``"test"`` or ``"validation"``) with ``num_scored`` and, on
-    ``peer_splits``, ``gpy_*``."""
+    ``peer_splits``, ``gpy_*``. ``name`` is the flow's :func:`flow_name` behind the :data:`ROWS` prefix of the
+    model's rows; with several ``rows`` their mixture's metrics are under ``mixture_{flow name}_*``."""
     results = {}
     for position, (split, (base, split_test)) in enumerate(ratings_by_split.items()):
         train, test = config.fit_and_scored(base, split_test, position)
         row: dict[str, Any] = {"scored": "validation" if config.validation_fraction else "test", "num_scored": test.nnz}
-        model_train, _, biases = centre(train, None, config.center)
         for flow_length in config.flows:
-            name = flow_name(flow_length)
-            model, history = config.training.train(
-                model_train, flow_length, logdir=config.log_folder(f"b_{split}_{name}")
-            )
-            x_mean, x_var = model.training_latents()
-            ev = evaluate_at(model, x_mean, x_var, test, config.predict_samples, config.training.seed, biases=biases)
-            row[f"{name}_rmse"] = ev["rmse"]
-            row[f"{name}_test_loglik"] = ev["test_loglik"]
-            for key in ("test_logprob_discrete", "coverage_50", "coverage_90", "width_50", "width_90"):
-                row[f"{name}_{key}"] = ev[key]
-            row[f"{name}_seconds_per_epoch"] = history.median_seconds_per_epoch()
-            row[f"{name}_final_elbo"] = -history.final_objective
+            members = []
+            for rows in config.rows:
+                name = ROWS[rows] + flow_name(flow_length)
+                predictions, test_ll, history = config.train_and_score(
+                    train, test, rows, flow_length, logdir=config.log_folder(f"b_{split}_{name}")
+                )
+                members.append(predictions)
+                metrics = predictions.metrics()
+                row[f"{name}_rmse"] = metrics["rmse"]
+                row[f"{name}_test_loglik"] = test_ll
+                for key in ("test_logprob_discrete", "coverage_50", "coverage_90", "width_50", "width_90"):
+                    row[f"{name}_{key}"] = metrics[key]
+                row[f"{name}_seconds_per_epoch"] = history.median_seconds_per_epoch()
+                row[f"{name}_final_elbo"] = -history.final_objective
+            if len(members) > 1:
+                metrics = mixture(members).metrics()
+                for key in ("rmse", "test_logprob_discrete", "coverage_50", "coverage_90", "width_50", "width_90"):
+                    row[f"mixture_{flow_name(flow_length)}_{key}"] = metrics[key]
         row["bias_rmse"] = bias_baseline(train, test)["rmse"]
         if peer is not None and split in config.peer_splits:
             row.update({f"gpy_{key}": value for key, value in (peer(train, test) or {}).items()})
