@@ -47,6 +47,7 @@ def generators() -> dict[str, Callable[[], str]]:
         gplvf,
         gplvf_flows,
         gplvf_likelihoods,
+        gplvf_rows,
         mlgpf,
         mlgpf_four_sets,
         mlgpf_selection,
