@@ -167,5 +167,5 @@ def readme_rows_sentence() -> str:
         parts.append(f"the {comparison.name} model's mixture has RMSE {fmt(mean(-1, 'rmse'), 4)} and log-probability "
                      f"{fmt(mean(-1, 'test_logprob_discrete'), 4)} against {fmt(mean(0, 'rmse'), 4)} and "
                      f"{fmt(mean(0, 'test_logprob_discrete'), 4)} for its incumbent, {comparison.incumbent} "
-                     f"(seeds {', '.join(map(str, seeds))})")
+                     f"({'seeds' if len(seeds) > 1 else 'seed'} {', '.join(map(str, seeds))})")
     return "on MovieLens u1-u5, " + "; ".join(parts)
