@@ -89,7 +89,9 @@ def test_movielens_script_checks_its_arguments_before_anything_runs():
     for args, message in ((["--flows-b", "-1"], "flow lengths must be"), (["--flows", "0,x"], "flow lengths must be"),
                           (["--encoder", "--warm-start-epochs", "1"], "--encoder cannot be combined"),
                           (["--likelihood", "ordinal", "--center", "bias"], "--center classes goes with"),
-                          (["--validation-fraction", "1"], "--validation-fraction must be in [0, 1)")):
+                          (["--validation-fraction", "1"], "--validation-fraction must be in [0, 1)"),
+                          (["--rows", "users,movies"], "rows must be distinct comma-separated values"),
+                          (["--rows", "items,items"], "rows must be distinct comma-separated values")):
         completed = _run("experiments.gplvf_movielens", *args, "--data-dir", "/nonexistent", expect_ok=False)
         assert completed.returncode == 2 and message in completed.stderr, completed.stderr[-2000:]
 

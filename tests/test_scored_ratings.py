@@ -220,15 +220,3 @@ def test_bad_rows_and_mixtures_are_named():
     with pytest.raises(ValueError, match="probabilities"):
         ScoredRatings(**{**a.__dict__, "probabilities": a.probabilities[:, :4]})
 
-
-def test_rows_flag_is_parsed_and_bad_values_named():
-    import argparse
-
-    from experiments.gplvf_movielens import build_parser, parse_rows
-
-    assert parse_rows("users,items") == ["users", "items"] and parse_rows(" items ") == ["items"]
-    for text in ("", "users,users", "movies"):
-        with pytest.raises(argparse.ArgumentTypeError, match="rows"):
-            parse_rows(text)
-    assert build_parser().parse_args(["--rows", "items,users"]).rows == ["items", "users"]
-    assert build_parser().parse_args([]).rows == ["users"]
