@@ -47,6 +47,7 @@ __all__ = [
 
 Peer = Callable[[sp.csr_matrix, sp.csr_matrix], dict | None]
 RATING_VALUES = np.arange(RATING_RANGE[0], RATING_RANGE[1] + 1)  # the discrete rating scale 1..5
+DISCRETE_KEYS = ("test_logprob_discrete", "coverage_50", "coverage_90", "width_50", "width_90")  # (b) stores these
 
 
 # ------------------------------------------------------------------------------------ bias baseline
@@ -89,7 +90,7 @@ def scored_at(
         rows=scored_rows[t.row],
         cols=t.col,
         ratings=t.data,
-        rating_values=RATING_VALUES.astype(np.float64),
+        rating_values=RATING_VALUES,
         mean=pred,
         probabilities=probabilities,
         row_log_joint=row_log_joint,
@@ -171,8 +172,7 @@ class ProtocolA(NewRowsSettings):
     warm_start_epochs: int = 0
 
 
-#: the ways round protocol (b) can train GPLVF: users as rows (the paper's) or items as rows (Yᵀ); name -> the key
-#: prefix of its results
+#: protocol (b)'s ways round: users as rows (the paper's) or items as rows (Yᵀ); name -> its results' key prefix
 ROWS = {"users": "", "items": "items_"}
 
 
@@ -332,13 +332,13 @@ def run_protocol_b(
                 metrics = predictions.metrics()
                 row[f"{name}_rmse"] = metrics["rmse"]
                 row[f"{name}_test_loglik"] = test_ll
-                for key in ("test_logprob_discrete", "coverage_50", "coverage_90", "width_50", "width_90"):
+                for key in DISCRETE_KEYS:
                     row[f"{name}_{key}"] = metrics[key]
                 row[f"{name}_seconds_per_epoch"] = history.median_seconds_per_epoch()
                 row[f"{name}_final_elbo"] = -history.final_objective
             if len(members) > 1:
                 metrics = mixture(members).metrics()
-                for key in ("rmse", "test_logprob_discrete", "coverage_50", "coverage_90", "width_50", "width_90"):
+                for key in ("rmse", *DISCRETE_KEYS):
                     row[f"mixture_{flow_name(flow_length)}_{key}"] = metrics[key]
         row["bias_rmse"] = bias_baseline(train, test)["rmse"]
         if peer is not None and split in config.peer_splits:

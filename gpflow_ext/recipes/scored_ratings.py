@@ -16,6 +16,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .gplvf_likelihoods import interval_metrics, rating_classes
+from .movielens_data import rmse
 
 __all__ = ["ScoredRatings", "mixture"]
 
@@ -64,8 +65,8 @@ class ScoredRatings:
         :func:`~gpflow_ext.recipes.gplvf_likelihoods.interval_metrics` and ``num_test``."""
         low, high = self.rating_values[0], self.rating_values[-1]
         return {
-            "rmse": float(np.sqrt(np.mean((np.clip(self.mean, low, high) - self.ratings) ** 2))),
-            "rmse_unclipped": float(np.sqrt(np.mean((self.mean - self.ratings) ** 2))),
+            "rmse": rmse(np.clip(self.mean, low, high), self.ratings),
+            "rmse_unclipped": rmse(self.mean, self.ratings),
             "test_logprob_discrete": float(self.row_log_joint.sum() / self.rows.shape[0]),
             **interval_metrics(self.probabilities, self.classes),
             "num_test": int(self.rows.shape[0]),
