@@ -371,12 +371,25 @@ def test_fused_kl_and_marginals_equal_the_separate_functions_and_gauss_kl():
         np.testing.assert_allclose(g.numpy(), g_ref.numpy(), rtol=1e-8, atol=1e-10)
 
 
+def _inverse_and_logdet_functions():
+    from gpflow_ext import utilities
+
+    return {
+        "default": utilities.cholesky_inverse_and_logdet,
+        "solves": utilities.solve_cholesky_inverse_and_logdet,
+        "products, blocks of 3": lambda A: utilities.matmul_cholesky_inverse_and_logdet(A, block_size=3),
+        "products, one block": utilities.matmul_cholesky_inverse_and_logdet,
+    }
+
+
+@pytest.mark.parametrize("implementation", ["default", "solves", "products, blocks of 3", "products, one block"])
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 2e-3)])
 @pytest.mark.parametrize("outputs", ["both", "inverse", "logdet"])
-def test_cholesky_inverse_and_logdet_gradient_equals_autodiff_of_cholesky(dtype, rtol, outputs):
-    """The triangular-solve gradient of (L⁻¹, log|A|) equals TensorFlow's gradient through ``cholesky`` and
-    ``triangular_solve``, for a batch, with upstream gradients on either output or both (the other unused)."""
-    from gpflow_ext.utilities import cholesky_inverse_and_logdet
+def test_cholesky_inverse_and_logdet_gradient_equals_autodiff_of_cholesky(implementation, dtype, rtol, outputs):
+    """Each way of forming (L⁻¹, log|A|) and its gradient (triangular solves; recursive blocks and matrix
+    products) equals TensorFlow's ``cholesky`` and ``triangular_solve`` and their gradient, for a batch, with
+    upstream gradients on either output or both (the other unused); 7 rows in blocks of 3 recurse twice."""
+    cholesky_inverse_and_logdet = _inverse_and_logdet_functions()[implementation]
 
     rng = np.random.default_rng(3)
     X = rng.standard_normal((3, 7, 12))
@@ -410,22 +423,63 @@ def test_cholesky_inverse_and_logdet_gradient_equals_autodiff_of_cholesky(dtype,
         np.testing.assert_allclose(float(tf.reduce_sum(grad * E)), float(fd), rtol=1e-6)
 
 
+def test_blocked_cholesky_inverse_equals_the_factorisation_at_every_size():
+    """The recursive 2 × 2 blocks give L⁻¹ and log|A| of the whole factorisation for sizes around the block
+    size (odd and even splits, 1 × 1 leaves), and a size unknown when traced is factorised whole."""
+    from gpflow_ext.utilities import matmul_cholesky_inverse_and_logdet
+
+    rng = np.random.default_rng(5)
+    for M in (1, 2, 5, 8, 13):
+        X = rng.standard_normal((2, M, M + 3))
+        A = tf.constant(X @ np.transpose(X, (0, 2, 1)) / M + 0.1 * np.eye(M))  # [2, M, M]
+        L = np.linalg.cholesky(A.numpy())
+        for block_size in (1, 2, 4, 16):
+            L_inv, logdet = matmul_cholesky_inverse_and_logdet(A, block_size=block_size)
+            np.testing.assert_allclose(L_inv.numpy(), np.linalg.inv(L), rtol=1e-10, atol=1e-10)
+            np.testing.assert_allclose(logdet.numpy(), np.linalg.slogdet(A.numpy())[1], rtol=1e-12)
+            assert np.all(np.triu(L_inv.numpy()[0], 1) == 0.0)
+    unknown = tf.function(lambda A: matmul_cholesky_inverse_and_logdet(A, block_size=2),
+                          input_signature=[tf.TensorSpec([None, None, None], tf.float64)])
+    np.testing.assert_allclose(unknown(A)[0].numpy(), np.linalg.inv(L), rtol=1e-10, atol=1e-10)
+
+
+def test_cholesky_inverse_and_logdet_takes_the_faster_path_for_each_dtype():
+    """float64 through triangular solves, float32 through matrix products: the same numbers as each path."""
+    from gpflow_ext.utilities import (
+        cholesky_inverse_and_logdet,
+        matmul_cholesky_inverse_and_logdet,
+        solve_cholesky_inverse_and_logdet,
+    )
+
+    X = np.random.default_rng(6).standard_normal((3, 200, 210))
+    for dtype, path in ((np.float64, solve_cholesky_inverse_and_logdet), (np.float32, matmul_cholesky_inverse_and_logdet)):
+        A = tf.constant(X @ np.transpose(X, (0, 2, 1)) / 200 + np.eye(200), dtype=dtype)
+        for value, twin in zip(cholesky_inverse_and_logdet(A), path(A)):
+            np.testing.assert_array_equal(value.numpy(), twin.numpy())
+
+
 def test_cholesky_inverse_and_logdet_refuses_non_square_input():
-    from gpflow_ext.utilities import cholesky_inverse_and_logdet
+    from gpflow_ext.utilities import cholesky_inverse_and_logdet, matmul_cholesky_inverse_and_logdet
 
     with pytest.raises(ValueError, match=r"A must be a batch of square matrices"):
         cholesky_inverse_and_logdet(np.ones((3, 4)))
+    for block_size in (0, 2.5, True):
+        with pytest.raises(ValueError, match=r"block_size must be a positive int"):
+            matmul_cholesky_inverse_and_logdet(np.eye(3), block_size=block_size)
 
 
 def test_mlgpf_speed_benchmark_small_checks_its_cholesky_gradient_peer(run_python, dataset_path, tmp_path):
-    """``python -m benchmarks.mlgpf_speed --smoke``: every contender times a step, and the peer with TensorFlow's
-    own Cholesky gradient evaluates the same bound as the model at the same parameters."""
+    """``python -m benchmarks.mlgpf_speed --smoke``: every contender times a step, and the peers with TensorFlow's
+    own Cholesky gradient and with the other way of forming L⁻¹ evaluate the same bound as the model at the same
+    parameters."""
     dataset_path("bibtex", "bibtex-train.arff.gz")
     output = tmp_path / "speed.json"
     run_python("-m", "benchmarks.mlgpf_speed", "--smoke", "--float32", "--output", output)
     results = json.loads(output.read_text())["results"]
-    peers = [name for name in results if "TF Cholesky gradient" in name]
-    assert sorted(peers) == ["s-linear, TF Cholesky gradient (float32)", "s-linear, TF Cholesky gradient (float64)"]
+    peers = [name for name in results if "time_over_s_linear" in results[name]]
+    assert sorted(peers) == ["s-linear, TF Cholesky gradient (float32)", "s-linear, TF Cholesky gradient (float64)",
+                             "s-linear, matrix-product L⁻¹ and gradient (float64)",
+                             "s-linear, triangular-solve L⁻¹ and gradient (float32)"]
     for name in peers:
         assert results[name]["bound_difference"] <= 1e-6 * 1e4  # the bound is O(1e4) here: equal to rounding
         assert results[name]["time_over_s_linear"] > 0

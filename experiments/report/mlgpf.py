@@ -280,8 +280,9 @@ def speed() -> str:
     record = load(f"{STORE}/mlgpf_speed.json")
     rates = record["matmul_gflops"]
     rows = []
-    order = ["MLGPF s-linear (float64)", "MLGPF linear (float64)", "Cholesky gradient (float64)", "SLFM",
-             "MLGPF s-linear (float32)", "Cholesky gradient (float32)"]
+    order = ["MLGPF s-linear (float64)", "MLGPF linear (float64)", "Cholesky gradient (float64)",
+             "L⁻¹ and gradient (float64)", "SLFM", "MLGPF s-linear (float32)", "Cholesky gradient (float32)",
+             "L⁻¹ and gradient (float32)"]
     first = lambda name: next((i for i, key in enumerate(order) if key in name), len(order))  # noqa: E731
     for contender, row in sorted(record["results"].items(), key=lambda item: first(item[0])):
         gflops = "-"
@@ -299,8 +300,18 @@ def speed_cholesky() -> str:
     results = load(f"{STORE}/mlgpf_speed.json")["results"]
     parts = [f"{fmt(results[name]['time_over_s_linear'], 2)} times as long in {dtype}"
              for dtype in ("float64", "float32") for name in results
-             if name.endswith(f"({dtype})") and "time_over_s_linear" in results[name]]
+             if name == f"s-linear, TF Cholesky gradient ({dtype})"]
     return "with TensorFlow's own gradients the s-linear step takes " + " and ".join(parts)
+
+
+@generator("mlgpf-speed-paths")
+def speed_paths() -> str:
+    results = load(f"{STORE}/mlgpf_speed.json")["results"]
+    products = results["s-linear, matrix-product L⁻¹ and gradient (float64)"]["time_over_s_linear"]
+    solves = results["s-linear, triangular-solve L⁻¹ and gradient (float32)"]["time_over_s_linear"]
+    return (f"in float64 the step with matrix products takes {fmt(products, 2)} times as long as with triangular "
+            f"solves, and in float32 the step with triangular solves takes {fmt(solves, 2)} times as long as with "
+            "matrix products")
 
 
 @generator("mlgpf-speed-matmul")

@@ -121,7 +121,10 @@ def _cholesky_K_plus_sigma(Kmm: TensorType, q_sigma: TensorType) -> tf.Tensor:
 
 def _K_plus_sigma(Kmm: TensorType, q_sigma: TensorType) -> tf.Tensor:
     """K + diag(σ_p) [P, M, M] for every latent GP p."""
-    return Kmm[None, :, :] + tf.linalg.diag(tf.transpose(q_sigma))  # [P, M, M]
+    Kmm = tf.convert_to_tensor(Kmm)
+    shape = tf.concat([tf.shape(q_sigma)[1:], tf.shape(Kmm)], 0)  # [P, M, M]
+    diagonal = tf.linalg.diag_part(Kmm)[None, :] + tf.transpose(q_sigma)  # [P, M]
+    return tf.linalg.set_diag(tf.broadcast_to(Kmm, shape), diagonal)  # [P, M, M]
 
 
 @check_shapes(
@@ -232,8 +235,9 @@ def preconditioned_kl_and_marginals(
     L_inv, logdet = inverse_and_logdet(_K_plus_sigma(Kmm, q_sigma))  # [P, M, M], [P]
     kl = _kl_from_factors(Kmm, q_mu, q_sigma, logdet, L_inv)
     mean = tf.matmul(Kmn, q_mu, transpose_a=True)  # [N, P]
-    V = tf.einsum("pij,jn->pin", L_inv, Kmn)  # [P, M, N] = L_p⁻¹ K_zx
-    var = Knn[:, None] - tf.transpose(tf.reduce_sum(tf.square(V), axis=-2))  # [N, P]
+    num_latent, M, N = tf.shape(L_inv)[0], tf.shape(L_inv)[-1], tf.shape(Kmn)[-1]
+    V = tf.matmul(tf.reshape(L_inv, [-1, M]), Kmn)  # [P M, N] = L_p⁻¹ K_zx stacked: one product, not P
+    var = Knn[:, None] - tf.transpose(tf.reduce_sum(tf.square(tf.reshape(V, [num_latent, M, N])), axis=-2))  # [N, P]
     return kl, mean, var
 
 
