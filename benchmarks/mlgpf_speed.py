@@ -25,7 +25,8 @@ FLOPs are counted from its matrix operations (forward; the backward pass is coun
 the forward, the usual estimate; a triangular factor, inverse or solve at its triangular cost, whichever
 way it is computed) and divided by the step time to give the achieved GFLOP/s, printed beside the matmul
 rate. The float32 step computes L⁻¹ and its gradient by full matrix products, which multiply by the zero
-triangle too: it executes more multiply-adds than are counted, so the count is of the work the bound needs. The paper's Table 5 gives 0.94 min/epoch for s-LINEAR on Bibtex.
+triangle too: it executes more multiply-adds than are counted, so the count is of the work the bound needs. The paper's
+Table 5 gives 0.94 min/epoch for s-LINEAR on Bibtex.
 """
 import math
 import time
@@ -117,9 +118,9 @@ def main(argv=None):
     import gpflow
     import tensorflow as tf
 
+    from gpflow_ext import utilities
     from gpflow_ext.recipes.mlgpf import build_mlgpf, load_xmc
     from gpflow_ext.recipes.mlgpf_config import DATASET_SETTINGS, paper_config
-    from gpflow_ext import utilities
     from gpflow_ext.utilities import to_input_tensor
 
     settings = dict(DATASET_SETTINGS["bibtex"])
