@@ -1,6 +1,6 @@
 """MLGPF speed on Bibtex: time per training step and seconds per epoch against a stock GPflow SLFM.
 
-    python -m benchmarks.mlgpf_speed [--data-dir DIR] [--repeats 7] [--float32] [--output r.json] [--smoke]
+    python -m benchmarks.mlgpf_speed [--data-dir DIR] [--repeats 7] [--float32] [--profile DIR] [--output r.json] [--smoke]
 
 Measured in one process, interleaved round-robin so that load on a shared machine hits every
 contender alike (medians reported):
@@ -30,9 +30,10 @@ Table 5 gives 0.94 min/epoch for s-LINEAR on Bibtex.
 """
 import math
 import time
+from pathlib import Path
 
 import benchmarks.common  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
-from benchmarks.common import base_parser, write_results
+from benchmarks.common import base_parser, profile_op_seconds, write_results
 
 import numpy as np
 
@@ -97,6 +98,21 @@ def autodiff_cholesky_inverse_and_logdet(A):
     return tf.linalg.triangular_solve(L, eye, lower=True), logdet
 
 
+def profile(step, logdir, steps: int = 5, largest: int = 15) -> dict:
+    """``step``'s trace over ``steps`` steps (:func:`benchmarks.common.profile_op_seconds`): its ``largest`` ops and
+    op types by seconds per step as ``[name, seconds]`` pairs, largest first, the rest summed as ``"(other)"``."""
+    trace = profile_op_seconds(lambda: float(step()), steps, logdir)
+    out = {"wall_seconds_per_step": trace["wall_seconds_per_step"], "steps": steps}
+    for key in ("op_seconds", "op_type_seconds"):
+        items = list(trace[key].items())
+        out[key] = [list(item) for item in items[:largest]] + [["(other)", sum(seconds for _, seconds in items[largest:])]]
+    total = sum(trace["op_type_seconds"].values())
+    print(f"{logdir}: {1e3 * out['wall_seconds_per_step']:.1f} ms/step wall, {1e3 * total:.1f} ms of ops")
+    for op_type, seconds in out["op_type_seconds"]:
+        print(f"  {op_type:40s} {1e3 * seconds:8.1f} ms  {100 * seconds / total:5.1f} %")
+    return out
+
+
 def compiled_step(model, data):
     """One compiled training step of ``fit`` (Adam 1e-3) on ``data``, as a function of no arguments."""
     from benchmarks.common import compiled_training_step
@@ -113,6 +129,9 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=7, help="timed steps per contender")
     parser.add_argument("--float32", action="store_true", help="also time MLGPF s-LINEAR in float32")
     parser.add_argument("--no-slfm", action="store_true", help="skip the SLFM contender")
+    parser.add_argument("--profile", default=None,
+                        help="also trace the MLGPF s-LINEAR steps with tf.profiler into this folder and store the "
+                             "seconds per step of their largest ops and op types")
     args = parser.parse_args(argv)
 
     import gpflow
@@ -222,6 +241,9 @@ def main(argv=None):
                 print(f"{dtype}: the step with {what} takes {ratio:.2f}x the s-linear step's time "
                       f"(bounds at the same parameters differ by {bound_differences[peer]:.2e})")
                 results[peer]["bound_difference"] = bound_differences[peer]
+    if args.profile:
+        for name in (name for name in contenders if name.startswith("MLGPF s-linear")):
+            results[name]["profile"] = profile(contenders[name], Path(args.profile) / name.replace(" ", "_"))
     print("paper Table 5 (Xeon E5-2667 v3): s-LINEAR 0.94 min/epoch = 56.4 s/epoch, LINEAR 58.2 s/epoch")
     out = {"matmul_gflops": {"float64": matmul64, "float32": matmul32}, "results": results}
     write_results({"dataset": "bibtex", "P": P, "M": M, "R": R, "batch_size": B, "K": K, "D": D,

@@ -471,11 +471,16 @@ def test_cholesky_inverse_and_logdet_refuses_non_square_input():
 def test_mlgpf_speed_benchmark_small_checks_its_cholesky_gradient_peer(run_python, dataset_path, tmp_path):
     """``python -m benchmarks.mlgpf_speed --smoke``: every contender times a step, and the peers with TensorFlow's
     own Cholesky gradient and with the other way of forming L⁻¹ evaluate the same bound as the model at the same
-    parameters."""
+    parameters; ``--profile`` stores where the traced steps' time goes."""
     dataset_path("bibtex", "bibtex-train.arff.gz")
     output = tmp_path / "speed.json"
-    run_python("-m", "benchmarks.mlgpf_speed", "--smoke", "--float32", "--output", output)
+    run_python("-m", "benchmarks.mlgpf_speed", "--smoke", "--float32", "--profile", tmp_path / "trace", "--output", output)
     results = json.loads(output.read_text())["results"]
+    for dtype in ("float64", "float32"):  # the traced steps: their op types, largest first, matrix products among them
+        trace = results[f"MLGPF s-linear ({dtype})"]["profile"]
+        seconds = [value for key, value in trace["op_type_seconds"] if key != "(other)"]
+        assert trace["wall_seconds_per_step"] > 0 and seconds == sorted(seconds, reverse=True) and seconds[0] > 0
+        assert any("MatMul" in op_type for op_type, _ in trace["op_type_seconds"])
     peers = [name for name in results if "time_over_s_linear" in results[name]]
     assert sorted(peers) == ["s-linear, TF Cholesky gradient (float32)", "s-linear, TF Cholesky gradient (float64)",
                              "s-linear, matrix-product L⁻¹ and gradient (float64)",

@@ -304,6 +304,29 @@ def speed_cholesky() -> str:
     return "with TensorFlow's own gradients the s-linear step takes " + " and ".join(parts)
 
 
+@generator("mlgpf-speed-profile")
+def speed_profile() -> str:
+    results = load(f"{STORE}/mlgpf_speed.json")["results"]
+    traces = {dtype: dict(results[f"MLGPF s-linear ({dtype})"]["profile"]["op_type_seconds"])
+              for dtype in ("float64", "float32")}
+    totals = {dtype: sum(trace.values()) for dtype, trace in traces.items()}
+    op_types = [op for op in traces["float32"] if op != "(other)"]
+    op_types += [op for op in traces["float64"] if op not in op_types and op != "(other)"]
+
+    def cell(dtype, op_type):
+        seconds = traces[dtype].get(op_type)
+        return "-" if seconds is None else f"{fmt(1e3 * seconds, 1)} ({fmt(100 * seconds / totals[dtype], 0)} %)"
+
+    rows = [[f"`{op}`", cell("float32", op), cell("float64", op)] for op in op_types]
+    rows.append(["(other op types)", cell("float32", "(other)"), cell("float64", "(other)")])
+    walls = {dtype: 1e3 * results[f"MLGPF s-linear ({dtype})"]["profile"]["wall_seconds_per_step"]
+             for dtype in traces}
+    rows.append(["all ops / wall time of the traced steps",
+                 *(f"{fmt(1e3 * totals[dtype], 1)} / {fmt(walls[dtype], 1)}" for dtype in ("float32", "float64"))])
+    return markdown_table(["op type (s-linear step)", "float32 ms/step (share of op time)",
+                           "float64 ms/step (share of op time)"], rows)
+
+
 @generator("mlgpf-speed-paths")
 def speed_paths() -> str:
     results = load(f"{STORE}/mlgpf_speed.json")["results"]

@@ -74,7 +74,8 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
     :param q_mu: optional initial μ [M, P].
     :param q_sigma: optional initial Σ diagonals [M, P].
     :param inverse_and_logdet: how K + Σ_p is factorised and differentiated
-        (:class:`~gpflow_ext.variational.PreconditionedGaussian`; default triangular-solve gradients).
+        (:class:`~gpflow_ext.variational.PreconditionedGaussian`; default
+        :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`).
 
     Inputs X may be dense ``[N, D]`` arrays/tensors or ``tf.SparseTensor`` / ``scipy.sparse``
     (with subspace inducing inputs and the kernels they support).

@@ -56,8 +56,9 @@ class PreconditionedGaussian(gpflow.Module):
     :param q_mu: initial μ [M, P] (default zeros: m = 0).
     :param q_sigma: initial Σ diagonals [M, P] (default ones); must exceed ``sigma_floor``.
     :param inverse_and_logdet: maps K + Σ_p ``[P, M, M]`` to (L_p⁻¹, log|K + Σ_p|) for the KL and the
-        marginals (default :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`, whose gradient is three
-        triangular solves; any function of that signature, e.g. one TensorFlow differentiates itself).
+        marginals (default :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`: in float64 its gradient is
+        three triangular solves, in float32 three matrix products; any function of that signature, e.g. one
+        TensorFlow differentiates itself).
     """
 
     def __init__(
