@@ -561,3 +561,28 @@ def table_readme() -> str:
                  f"{fmt(gpy, 4)} (GPLVF Gaussian there: {fmt(gplvf_b, 4)})", "",
                  "`python -m experiments.gplvf_movielens --protocol b --gpy-splits u1,u2,u3,u4,u5`"])
     return markdown_table(["model", "RMSE", "flow − Gaussian [95 % interval over seeds]", "command"], rows)
+
+
+STEP_PROFILE = "gplvf_step_profile.json"
+
+
+@generator("gplvf-step-profile")
+def table_step_profile() -> str:
+    """Each part of the compiled step, ms per step and share of the op time, per batch size."""
+    runs = load(f"{STORE}/{STEP_PROFILE}")["by_batch_size"]
+    seconds = [dict(run["parts"]) for run in runs]
+    rows = [[part, *(f"{fmt(1e3 * by_part[part], 2)} ({fmt(100 * by_part[part] / run['op_seconds_per_step'], 0)} %)"
+                     for run, by_part in zip(runs, seconds))] for part, _ in runs[0]["parts"]]
+    rows.append([f"the parts over all D outputs (the first {len(runs[0]['per_output_parts'])})",
+                 *(f"{fmt(100 * run['per_output_share'], 0)} %" for run in runs)])
+    rows.append(["all ops / wall time per step, ms",
+                 *(f"{fmt(1e3 * run['op_seconds_per_step'], 1)} / {fmt(1e3 * run['wall_seconds_per_step'], 1)}"
+                   for run in runs)])
+    return markdown_table(["part of the step", *(f"batch {run['batch_size']}, ms (share)" for run in runs)], rows)
+
+
+@generator("gplvf-step-profile-share")
+def step_profile_share() -> str:
+    runs = load(f"{STORE}/{STEP_PROFILE}")["by_batch_size"]
+    shares = ", ".join(f"{fmt(100 * run['per_output_share'], 0)} % at batch {run['batch_size']}" for run in runs)
+    return f"the parts over all D outputs take {shares} of the step's op time"

@@ -154,7 +154,8 @@ def _symmetric_storage(num_inducing: int) -> tuple[np.ndarray, np.ndarray]:
 def _masked_quadratic_forms(A, L, observed):
     num_outputs, num_inducing = tf.shape(L)[0], L.shape[-1]
     lower, whole = _symmetric_storage(num_inducing)  # [K], [M*M]; K = M(M+1)/2
-    S = tf.transpose(tf.reshape(tf.matmul(L, L, transpose_b=True), [num_outputs, -1]))  # [M*M, D]: S_d = L_d L_dᵀ
+    with tf.name_scope("output_factors"):  # the part that costs the same whatever the batch
+        S = tf.transpose(tf.reshape(tf.matmul(L, L, transpose_b=True), [num_outputs, -1]))  # [M*M, D]: S_d = L_d L_dᵀ
     T_lower = tf.matmul(observed, tf.gather(S, lower), transpose_b=True)  # [B, K]: T_n's lower triangle
     T = tf.reshape(tf.gather(T_lower, whole, axis=1), [-1, num_inducing, num_inducing])  # [B, M, M]
     TA = tf.einsum("bij,sbj->sbi", T, A)  # [S, B, M]: T_n a_sn
@@ -164,8 +165,10 @@ def _masked_quadratic_forms(A, L, observed):
         outer = tf.einsum("sb,sbi,sbj->bij", upstream, A, A)  # [B, M, M]: Σ_s g_sn a_sn a_snᵀ
         outer_lower = tf.gather(tf.reshape(outer, [tf.shape(A)[1], -1]), lower, axis=1)  # [B, K]
         G_lower = tf.matmul(outer_lower, observed, transpose_a=True)  # [K, D]: G_d's lower triangles
-        G = tf.reshape(tf.transpose(tf.gather(G_lower, whole)), tf.shape(L))  # [D, M, M], symmetric
-        return 2.0 * upstream[..., None] * TA, 2.0 * tf.matmul(G, L), None
+        with tf.name_scope("output_factors"):
+            G = tf.reshape(tf.transpose(tf.gather(G_lower, whole)), tf.shape(L))  # [D, M, M], symmetric
+            L_gradient = 2.0 * tf.matmul(G, L)  # [D, M, M]
+        return 2.0 * upstream[..., None] * TA, L_gradient, None
 
     return quadratic, gradient
 

@@ -276,11 +276,16 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         """The bound (eq. 22-23) for a minibatch of rows with fixed base noise ε [S, B, Q]."""
         values, mask, row_index = data
         values = tf.convert_to_tensor(values, dtype=default_float())
-        x_mean, x_var = self.local_parameters(values, mask, row_index)
-        q_sqrt = tf.convert_to_tensor(self.q_sqrt)  # [D, M, M]: its transform once, for both terms
-        expected_log_lik, kl_x = self.row_terms(values, mask, x_mean, x_var, base_noise, q_sqrt=q_sqrt)
+        with tf.name_scope("local_parameters"):  # name scopes: where a profiler trace puts each part's ops
+            x_mean, x_var = self.local_parameters(values, mask, row_index)
+        with tf.name_scope("q_sqrt"):
+            q_sqrt = tf.convert_to_tensor(self.q_sqrt)  # [D, M, M]: its transform once, for both terms
+        with tf.name_scope("row_terms"):
+            expected_log_lik, kl_x = self.row_terms(values, mask, x_mean, x_var, base_noise, q_sqrt=q_sqrt)
+        with tf.name_scope("prior_kl"):
+            kl_u = self.prior_kl(q_sqrt)
         scale = tf.cast(self.num_data, default_float()) / tf.cast(tf.shape(values)[0], default_float())
-        return scale * tf.reduce_sum(expected_log_lik - kl_x) - self.prior_kl(q_sqrt)
+        return scale * tf.reduce_sum(expected_log_lik - kl_x) - kl_u
 
     def elbo(self, data) -> tf.Tensor:
         """Unbiased minibatch estimate of the bound; ``data`` = (values [B, D], mask [B, D], row index [B])."""
