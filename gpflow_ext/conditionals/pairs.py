@@ -162,13 +162,14 @@ def _masked_quadratic_forms(A, L, observed):
     quadratic = tf.reduce_sum(A * TA, axis=-1)  # [S, B]
 
     def gradient(upstream):  # upstream [S, B]
-        outer = tf.einsum("sb,sbi,sbj->bij", upstream, A, A)  # [B, M, M]: Σ_s g_sn a_sn a_snᵀ
-        outer_lower = tf.gather(tf.reshape(outer, [tf.shape(A)[1], -1]), lower, axis=1)  # [B, K]
-        G_lower = tf.matmul(outer_lower, observed, transpose_a=True)  # [K, D]: G_d's lower triangles
-        with tf.name_scope("output_factors"):
-            G = tf.reshape(tf.transpose(tf.gather(G_lower, whole)), tf.shape(L))  # [D, M, M], symmetric
-            L_gradient = 2.0 * tf.matmul(G, L)  # [D, M, M]
-        return 2.0 * upstream[..., None] * TA, L_gradient, None
+        with tf.name_scope("row_terms"):  # the scopes of the forward pass (a gradient function runs outside them)
+            outer = tf.einsum("sb,sbi,sbj->bij", upstream, A, A)  # [B, M, M]: Σ_s g_sn a_sn a_snᵀ
+            outer_lower = tf.gather(tf.reshape(outer, [tf.shape(A)[1], -1]), lower, axis=1)  # [B, K]
+            G_lower = tf.matmul(outer_lower, observed, transpose_a=True)  # [K, D]: G_d's lower triangles
+            with tf.name_scope("output_factors"):
+                G = tf.reshape(tf.transpose(tf.gather(G_lower, whole)), tf.shape(L))  # [D, M, M], symmetric
+                L_gradient = 2.0 * tf.matmul(G, L)  # [D, M, M]
+            return 2.0 * upstream[..., None] * TA, L_gradient, None
 
     return quadratic, gradient
 
