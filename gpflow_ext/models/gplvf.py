@@ -26,13 +26,7 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 from gpflow.utilities import triangular
 
 from ..bijectors.planar import flow_forward_and_log_det
-from ..conditionals.pairs import (
-    PairVariance,
-    RowSums,
-    as_pair_variance,
-    gaussian_with_one_variance,
-    pair_variance_for,
-)
+from ..conditionals.pairs import PairVariance, RowSums, as_pair_variance, gaussian_with_one_variance, pair_variance_for
 from ..kullback_leiblers import LatentKL, as_latent_kl
 from ..latents import (
     BaseCovariance,
