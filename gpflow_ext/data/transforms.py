@@ -19,7 +19,15 @@ import scipy.sparse
 
 from ..validation import check_input_matrix
 
-__all__ = ["l2_normalise_rows", "TfidfRows", "WithRandomFeatures", "median_distance"]
+__all__ = [
+    "l2_normalise_rows",
+    "L2Rows",
+    "TfidfRows",
+    "ROW_TRANSFORMS",
+    "row_transform_names",
+    "WithRandomFeatures",
+    "median_distance",
+]
 
 Matrix: TypeAlias = np.ndarray | scipy.sparse.csr_matrix
 
@@ -68,6 +76,35 @@ class TfidfRows:
         else:
             weighted = np.asarray(X, dtype=np.float64) * self.idf  # [N, D]
         return l2_normalise_rows(weighted)
+
+
+class L2Rows:
+    """L2 row normalisation alone, ``x ← x / ‖x‖``: no feature weights, so ``fit`` learns nothing and returns the
+    transform (the same interface as :class:`TfidfRows`)."""
+
+    __name__ = "l2_rows"
+
+    def fit(self, X: Any) -> "L2Rows":
+        check_input_matrix(X, "X", allow_sparse=True, integer="cast", what="inputs")
+        return self
+
+    def __call__(self, X: Any) -> Matrix:
+        return l2_normalise_rows(X)
+
+
+#: Row transforms by name (``MLGPFConfig.input_transform_choices``): name -> the class of a new, unfitted transform.
+ROW_TRANSFORMS: dict[str, type] = {"tfidf": TfidfRows, "l2": L2Rows}
+
+
+def row_transform_names(names: Any, name: str = "input_transform_choices") -> tuple[str, ...]:
+    """``names`` checked to be a non-empty sequence of distinct :data:`ROW_TRANSFORMS` names, as a tuple."""
+    if isinstance(names, str) or not hasattr(names, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of names from {sorted(ROW_TRANSFORMS)}, got {names!r}")
+    names = tuple(names)
+    unknown = [n for n in names if n not in ROW_TRANSFORMS]
+    if not names or unknown or len(set(names)) != len(names):
+        raise ValueError(f"{name} must list distinct names from {sorted(ROW_TRANSFORMS)}, got {names!r}")
+    return names
 
 
 def median_distance(X: Any, rng: np.random.Generator, sample: int = 1000) -> float:

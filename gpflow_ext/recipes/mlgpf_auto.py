@@ -64,6 +64,7 @@ __all__ = [
     "map_scores",
     "tune_kernel_variance",
     "grid_end",
+    "TRANSFORM_RULE",
     "resolve_config",
 ]
 
@@ -281,18 +282,50 @@ def grid_end(chosen: float, grid: Sequence[float]) -> str | None:
     return "lowest" if chosen == values[0] else "highest" if chosen == values[-1] else None
 
 
+TRANSFORM_RULE = (
+    "each of the input_transform_choices in turn: σ² chosen by the rule above on the rows through that transform "
+    "(fitted on each inner fold's fit rows); the transform whose chosen σ² has the highest mean held-out P@1 is "
+    "chosen (the first listed of equal means)"
+)
+
+
 def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, dict[str, Any] | None]:
     """The config as trained on the training rows ``(X, Y)``: ``min_steps`` turned into epochs
     (:meth:`~gpflow_ext.recipes.mlgpf_config.MLGPFConfig.with_min_steps`) and, when ``config.kernel_variance_grid``
     is set, σ² chosen by :func:`tune_kernel_variance` on those rows (as read: the config's ``rows_transform()`` is
-    fitted inside each inner fold). Returns ``(config with kernel_variance = σ² and no grid, record)``, or
+    fitted inside each inner fold). With ``input_transform_choices`` the rows' transform is chosen too
+    (:data:`TRANSFORM_RULE`; the record then has ``"input_transform"``, the chosen name, and
+    ``"input_transform_scores"``). Returns ``(config with kernel_variance = σ² and no grid, record)``, or
     ``(config, None)`` when there is no grid."""
     if not isinstance(config, MLGPFConfig):
         raise TypeError(f"config must be an MLGPFConfig, got {type(config).__name__}")
     config = config.with_min_steps(X.shape[0])
     if config.kernel_variance_grid is None:
         return config, None
-    record = tune_kernel_variance(
+    if config.input_transform_choices is None:
+        record = _tune(config, X, Y)
+        return resolved_config(config, record), record
+    from ..data.transforms import ROW_TRANSFORMS
+
+    tuned = []  # (name, config with that transform, its record), in the order listed
+    for name in config.input_transform_choices:
+        candidate = dataclasses.replace(config, input_transform=ROW_TRANSFORMS[name](), input_transform_choices=None)
+        tuned.append((name, candidate, _tune(candidate, X, Y)))
+    scores = [{"input_transform": name, **_chosen_scores(record)} for name, _, record in tuned]
+    best = int(np.argmax([entry["P@1 mean"] for entry in scores]))  # the first of equal means
+    name, candidate, record = tuned[best]
+    record = {
+        **record,
+        "input_transform": name,
+        "input_transform_rule": TRANSFORM_RULE,
+        "input_transform_scores": scores,
+    }
+    return resolved_config(candidate, record), record
+
+
+def _tune(config: MLGPFConfig, X: Any, Y: Any) -> dict[str, Any]:
+    """:func:`tune_kernel_variance` with the config's settings."""
+    return tune_kernel_variance(
         X,
         Y,
         config.kernel_variance_grid,
@@ -306,7 +339,12 @@ def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, di
         max_labels=config.tuning_max_labels,
         budget=config.tuning_budget,
     )
-    return resolved_config(config, record), record
+
+
+def _chosen_scores(record: dict[str, Any]) -> dict[str, Any]:
+    """The chosen σ² of a tuning record and its mean held-out P@k."""
+    entry = next(e for e in record["scores"] if e["kernel_variance"] == record["chosen"])
+    return {"kernel_variance": record["chosen"], **{k: v for k, v in entry.items() if k.endswith(" mean")}}
 
 
 def resolved_config(config: MLGPFConfig, record: dict[str, Any]) -> MLGPFConfig:

@@ -30,6 +30,8 @@ def _parse_value(field: str, text: str) -> Any:
             raise ValueError(f"recipe={text!r}: not one of {', '.join(sorted(RECIPES))}")
         return text
     kind = str(_field_types()[field])
+    if "tuple[str" in kind:  # names separated by ';', e.g. input_transform_choices=tfidf;l2
+        return tuple(v.strip() for v in text.split(";"))
     if "tuple" in kind:  # a sequence field: values separated by ';' (',' separates fields and grid values)
         return tuple(float(v) for v in text.split(";"))
     if "bool" in kind:

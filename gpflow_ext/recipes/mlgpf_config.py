@@ -118,6 +118,8 @@ class MLGPFConfig:
         ``basis_inducing``, a linear kernel and shared factors (not ``independent_labels``).
     :param rank_by_probability: rank labels by p(y_k = 1 | x) = E[σ(f_k)] instead of the mean utilities f̄_k
         (P@k on the test rows and in the cross-validation; the inner choice of σ² is unchanged).
+    :param input_transform_choices: names of :data:`~gpflow_ext.data.transforms.ROW_TRANSFORMS` (e.g. ``("tfidf",
+        "l2")``); the inner cross-validation of ``kernel_variance_grid`` chooses ``input_transform`` among them too.
     :param ensemble_size: E > 1 trains E models with seeds ``seed`` to ``seed + E − 1`` and ranks by their
         averaged mean utilities (:func:`~gpflow_ext.recipes.mlgpf_ensemble.ensemble_top_k`); 1: one model.
     """
@@ -154,6 +156,7 @@ class MLGPFConfig:
     ensemble_size: int = 1
     init_from_map: bool = False
     rank_by_probability: bool = False
+    input_transform_choices: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -201,6 +204,12 @@ class MLGPFConfig:
             object.__setattr__(self, "label_kernel_variances", values)
         if self.input_transform is not None and not callable(self.input_transform):
             raise TypeError(f"input_transform must be callable or None, got {type(self.input_transform).__name__}")
+        if self.input_transform_choices is not None:
+            from ..data.transforms import row_transform_names
+
+            object.__setattr__(self, "input_transform_choices", row_transform_names(self.input_transform_choices))
+            if self.kernel_variance_grid is None:
+                raise ValueError("input_transform_choices are chosen with σ² on kernel_variance_grid: set the grid")
 
     @property
     def method(self) -> str:
@@ -384,16 +393,6 @@ def register_recipe(name: str, factory: Callable[..., MLGPFConfig]) -> None:
 def tour_config(quick: bool = True, *, epochs: int | None = None, seed: int = 0) -> MLGPFConfig:
     """s-LINEAR for :func:`synthetic_multilabel`: P 10, M 100, R 100, batch 250, 20 sampled negatives,
     Adam at 0.05, 60 epochs (200 when not ``quick``), test P@k every 20 epochs."""
-    return paper_config(
-        "s-linear",
-        "synthetic",
-        num_latent_gps=10,
-        num_inducing=100,
-        rank=100,
-        batch_size=250,
-        num_negative_samples=20,
-        learning_rate=0.05,
-        eval_every=20,
-        seed=seed,
-        epochs=epochs if epochs is not None else (60 if quick else 200),
-    )
+    sizes = dict(num_latent_gps=10, num_inducing=100, rank=100, batch_size=250, num_negative_samples=20)
+    epochs = epochs if epochs is not None else (60 if quick else 200)
+    return paper_config("s-linear", "synthetic", learning_rate=0.05, eval_every=20, seed=seed, epochs=epochs, **sizes)
