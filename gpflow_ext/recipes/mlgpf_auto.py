@@ -36,6 +36,7 @@ import scipy.optimize
 import scipy.sparse
 from check_shapes import check_shapes
 
+from ..data.transforms import ROW_TRANSFORMS
 from ..inducing_variables.subspace import subspace_basis
 from ..metrics import ranking_metrics
 from ..validation import check_positive_int
@@ -305,22 +306,19 @@ def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, di
     if config.input_transform_choices is None:
         record = _tune(config, X, Y)
         return resolved_config(config, record), record
-    from ..data.transforms import ROW_TRANSFORMS
-
-    tuned = []  # (name, config with that transform, its record), in the order listed
+    tuned = []  # (name, its tuning record), in the order listed
     for name in config.input_transform_choices:
         candidate = dataclasses.replace(config, input_transform=ROW_TRANSFORMS[name](), input_transform_choices=None)
-        tuned.append((name, candidate, _tune(candidate, X, Y)))
-    scores = [{"input_transform": name, **_chosen_scores(record)} for name, _, record in tuned]
-    best = int(np.argmax([entry["P@1 mean"] for entry in scores]))  # the first of equal means
-    name, candidate, record = tuned[best]
+        tuned.append((name, _tune(candidate, X, Y)))
+    scores = [{"input_transform": name, **_chosen_scores(record)} for name, record in tuned]
+    name, record = tuned[int(np.argmax([entry["P@1 mean"] for entry in scores]))]  # the first of equal means
     record = {
         **record,
         "input_transform": name,
         "input_transform_rule": TRANSFORM_RULE,
         "input_transform_scores": scores,
     }
-    return resolved_config(candidate, record), record
+    return resolved_config(config, record), record
 
 
 def _tune(config: MLGPFConfig, X: Any, Y: Any) -> dict[str, Any]:
@@ -351,7 +349,12 @@ def resolved_config(config: MLGPFConfig, record: dict[str, Any]) -> MLGPFConfig:
     """``config`` with the choices of a tuning ``record`` (:func:`tune_kernel_variance`) in place of its rules:
     ``kernel_variance`` = the chosen σ²; with ``label_wise_variance`` or ``frequency_exponent_grid`` the
     ``label_kernel_variances`` (None when the chosen γ is 0: every label at σ², the plain rule's model); the grids
-    cleared."""
+    cleared; with ``input_transform_choices`` the record's ``input_transform``."""
+    if config.input_transform_choices is not None:
+        if record.get("input_transform") not in config.input_transform_choices:
+            raise ValueError("config.input_transform_choices is set but the tuning record chose none of them")
+        transform = ROW_TRANSFORMS[record["input_transform"]]()
+        config = dataclasses.replace(config, input_transform=transform, input_transform_choices=None)
     if not (config.label_wise_variance or config.frequency_exponent_grid is not None):
         return dataclasses.replace(config, kernel_variance=record["chosen"], kernel_variance_grid=None)
     if config.label_wise_variance and "label_variances" not in record:

@@ -47,6 +47,8 @@ TUNING_KEPT = (
     "chosen_exponent",
     "frequency_scores",
     "subsample",
+    "input_transform",
+    "input_transform_scores",
 )
 RULE = (
     "the candidate with the highest mean {metric} over the held-out splits; candidates whose mean {metric} is "
@@ -279,6 +281,7 @@ def _tuning_key(config: dict[str, Any]) -> str:
         "random_features",
         "tuning_max_labels",
         "tuning_budget",
+        "input_transform_choices",
     )
     defaults = {
         "tuning_extensions": 0,
@@ -287,6 +290,7 @@ def _tuning_key(config: dict[str, Any]) -> str:
         "random_features": 0,
         "tuning_max_labels": None,
         "tuning_budget": None,
+        "input_transform_choices": None,
     }  # files written before these fields existed
     return json.dumps({**defaults, **{k: config.get(k) for k in fields if k in config}}, sort_keys=True)
 
@@ -306,6 +310,7 @@ def _key(config: dict[str, Any]) -> str:
         "random_features",
         "init_from_map",
         "rank_by_probability",
+        "input_transform_choices",
     ):
         if not config.get(field):  # unset: as in files written before the field existed
             config = {k: v for k, v in config.items() if k != field}
