@@ -29,7 +29,7 @@ SMOKE: dict[str, int] = dict(max_rows=400, epochs=2, num_latent_gps=4, num_induc
                              num_negative_samples=20)
 #: command-line flags that override fields of the recipe's config
 OVERRIDES = ("epochs", "seed", "float32", "learning_rate", "num_negative_samples", "num_latent_gps", "num_inducing",
-             "rank", "batch_size", "eval_every", "ensemble_size", "rank_by_probability")
+             "rank", "batch_size", "eval_every", "ensemble_size", "rank_by_probability", "input_transform_choices")
 
 
 def paper_row(dataset: str, method: str) -> dict[str, float | None]:
@@ -78,6 +78,10 @@ def main(argv=None) -> dict[str, Any]:
                              "utilities (default: the recipe's: 3 for best, else 1)")
     parser.add_argument("--rank-by-probability", action="store_true", default=None,
                         help="rank labels by p(y_k = 1 | x) instead of the mean utilities (default: the recipe's)")
+    parser.add_argument("--input-transform-choices", type=lambda text: tuple(text.split(",")), default=None,
+                        help="the rows' transforms the recipe's inner cross-validation chooses from with σ², e.g. "
+                             "tfidf,l2 (names of gpflow_ext.data.transforms.ROW_TRANSFORMS; default: the recipe's; "
+                             "needs a recipe that chooses σ², such as label-gps-auto or best)")
     parser.add_argument("--save-rows", action="store_true",
                         help="store the top 5 label ids of every test row in the results JSON (key 'top', in the "
                              "compact form of gpflow_ext.recipes.xmc_baselines.encode_rows), for paired comparisons "
@@ -91,7 +95,10 @@ def main(argv=None) -> dict[str, Any]:
                 setattr(args, name, value)
     overrides = {name: getattr(args, name) for name in OVERRIDES}
     overrides["float32"] = args.float32 or None
-    config = RECIPES[args.recipe](args.method, args.dataset, **overrides)
+    try:
+        config = RECIPES[args.recipe](args.method, args.dataset, **overrides)
+    except (TypeError, ValueError) as error:
+        parser.error(f"--recipe {args.recipe} with the flags given: {error}")
     try:
         train, test = load_xmc(args.dataset, args.data_dir, SMOKE["max_rows"] if args.smoke else None)
     except FileNotFoundError as error:

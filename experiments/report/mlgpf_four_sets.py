@@ -24,6 +24,8 @@ ENSEMBLE = f"{STORE}/four-sets-cv-5fold-ensemble.json"
 SHARED = f"{STORE}/four-sets-cv-5fold-shared.json"
 #: the ensemble that is ``best`` beside the same ensemble ranking labels by p(y_k = 1 | x) (``rank_by_probability``)
 PROBABILITY = f"{STORE}/four-sets-cv-5fold-probability.json"
+#: ``best`` beside the same rule choosing the rows' transform with σ² (``input_transform_choices``)
+TRANSFORM = f"{STORE}/four-sets-cv-5fold-transform.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -66,7 +68,12 @@ def _chosen(tuning: dict[str, Any]) -> str:
     from gpflow_ext.recipes.mlgpf_auto import grid_end
 
     end = grid_end(tuning["chosen"], tuning["grid"])
-    return f"{tuning['chosen']:g}" + (f" ({end})" if end else "")
+    transform = TRANSFORM_NAMES.get(tuning.get("input_transform"), tuning.get("input_transform"))
+    return f"{tuning['chosen']:g}" + (f" ({end})" if end else "") + (f" [{transform}]" if transform else "")
+
+
+#: the rows' transforms as the tables name them (``gpflow_ext.data.transforms.ROW_TRANSFORMS``)
+TRANSFORM_NAMES = {"tfidf": "TF-IDF", "l2": "L2 only"}
 
 
 @generator("mlgpf-four-sets-cv")
@@ -120,6 +127,9 @@ def _label(candidate: dict[str, Any]) -> str:
         label += f", label-frequency prior σ²(n_k/n̄)^γ, γ ∈ {{{exponents}}}"
     if config.get("random_features"):
         label += f", plus {config['random_features']} random Fourier features of an SE kernel (a non-linear part)"
+    if config.get("input_transform_choices"):
+        choices = " or ".join(TRANSFORM_NAMES.get(n, n) for n in config["input_transform_choices"])
+        label += f", the rows' transform chosen with σ² ({choices})"
     if config.get("ensemble_size", 1) > 1:
         averaged = "probabilities" if config.get("rank_by_probability") else "mean utilities"
         label += f", an ensemble of {config['ensemble_size']} seeds (averaged {averaged})"
@@ -226,6 +236,16 @@ def probability_table() -> str:
 @generator("mlgpf-four-sets-probability-rank")
 def probability_rank_sentence() -> str:
     return _rank_sentence(PROBABILITY)
+
+
+@generator("mlgpf-four-sets-transform")
+def transform_table() -> str:
+    return _label_prior_table(TRANSFORM, per_label=False)
+
+
+@generator("mlgpf-four-sets-transform-rank")
+def transform_rank_sentence() -> str:
+    return _rank_sentence(TRANSFORM)
 
 
 @generator("mlgpf-four-sets-extension")
