@@ -54,7 +54,7 @@ def test_bad_transform_names_are_named(names, error, match):
 
 
 def test_choices_need_a_variance_grid_and_read_from_text():
-    with pytest.raises(ValueError, match="kernel_variance_grid"):
+    with pytest.raises(ValueError, match="kernel_variance or on kernel_variance_grid"):
         configs.paper_config("s-linear", input_transform_choices=("tfidf", "l2"))
     assert _auto(input_transform_choices=["l2", "tfidf"]).input_transform_choices == ("l2", "tfidf")
     overrides = parse_candidate("recipe=best,input_transform_choices=tfidf;l2")
@@ -141,3 +141,26 @@ def test_run_trains_with_the_chosen_transform_and_select_keys_keep_candidates_ap
         if b["tuning"]["input_transform"] == "tfidf":  # the same resolved config as the plain candidate's: reused
             assert a["P@1"] == b["P@1"] and b["tuning"]["chosen"] == a["tuning"]["chosen"]
     assert len(calls) == 2 + sum(s["tuning"]["input_transform"] == "l2" for s in second["splits"])
+
+
+def test_best_chooses_the_transform_and_the_shared_recipe_keeps_tf_idf():
+    best = configs.best_config("s-linear", "medical")
+    assert best.input_transform_choices == configs.BEST_INPUT_TRANSFORMS == ("tfidf", "l2")
+    assert configs.best_config("s-linear", "medical", input_transform_choices=("tfidf",)).input_transform_choices == (
+        "tfidf",
+    )
+    assert configs.label_gps_shared_config("s-linear", "medical").input_transform_choices == ("tfidf",)
+
+
+def test_at_a_fixed_variance_the_transform_alone_is_chosen():
+    (X, Y), _ = _problem()
+    config = dataclasses.replace(_auto(input_transform_choices=("l2", "tfidf")), kernel_variance_grid=None)
+    config = dataclasses.replace(config, kernel_variance=4.0)
+    resolved, record = resolve_config(config, X, Y)
+    assert record["grid"] == [4.0] and resolved.kernel_variance == 4.0 and resolved.kernel_variance_grid is None
+    assert isinstance(resolved.input_transform, ROW_TRANSFORMS[record["input_transform"]])
+    singles = {
+        name: tune_kernel_variance(X, Y, (4.0,), folds=3, seed=0, rank=20, transform=cls())["scores"][0]["P@1 mean"]
+        for name, cls in ROW_TRANSFORMS.items()
+    }
+    assert record["input_transform"] == ("tfidf" if singles["tfidf"] > singles["l2"] else "l2")

@@ -296,19 +296,22 @@ def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, di
     is set, σ² chosen by :func:`tune_kernel_variance` on those rows (as read: the config's ``rows_transform()`` is
     fitted inside each inner fold). With ``input_transform_choices`` the rows' transform is chosen too
     (:data:`TRANSFORM_RULE`; the record then has ``"input_transform"``, the chosen name, and
-    ``"input_transform_scores"``). Returns ``(config with kernel_variance = σ² and no grid, record)``, or
-    ``(config, None)`` when there is no grid."""
+    ``"input_transform_scores"``; without a grid, at the config's σ²). Returns ``(config with kernel_variance = σ²
+    and no grid, record)``, or ``(config, None)`` when there is nothing to choose."""
     if not isinstance(config, MLGPFConfig):
         raise TypeError(f"config must be an MLGPFConfig, got {type(config).__name__}")
     config = config.with_min_steps(X.shape[0])
-    if config.kernel_variance_grid is None:
+    if config.kernel_variance_grid is None and config.input_transform_choices is None:
         return config, None
     if config.input_transform_choices is None:
         record = _tune(config, X, Y)
         return resolved_config(config, record), record
     tuned = []  # (name, its tuning record), in the order listed
     for name in config.input_transform_choices:
-        candidate = dataclasses.replace(config, input_transform=ROW_TRANSFORMS[name](), input_transform_choices=None)
+        grid = config.kernel_variance_grid or (config.kernel_variance,)  # a fixed σ²: the transform alone is chosen
+        candidate = dataclasses.replace(
+            config, input_transform=ROW_TRANSFORMS[name](), input_transform_choices=None, kernel_variance_grid=grid
+        )
         tuned.append((name, _tune(candidate, X, Y)))
     scores = [{"input_transform": name, **_chosen_scores(record)} for name, record in tuned]
     name, record = tuned[int(np.argmax([entry["P@1 mean"] for entry in scores]))]  # the first of equal means

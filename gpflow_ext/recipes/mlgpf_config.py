@@ -30,6 +30,7 @@ __all__ = [
     "label_gps_auto_config",
     "BEST_ENSEMBLE_SIZE",
     "BEST_MIN_STEPS",
+    "BEST_INPUT_TRANSFORMS",
     "best_config",
     "label_gps_shared_config",
     "RECIPES",
@@ -119,7 +120,7 @@ class MLGPFConfig:
     :param rank_by_probability: rank labels by p(y_k = 1 | x) = E[σ(f_k)] instead of the mean utilities f̄_k
         (P@k on the test rows and in the cross-validation; the inner choice of σ² is unchanged).
     :param input_transform_choices: names of :data:`~gpflow_ext.data.transforms.ROW_TRANSFORMS` (e.g. ``("tfidf",
-        "l2")``); the inner cross-validation of ``kernel_variance_grid`` chooses ``input_transform`` among them too.
+        "l2")``); the inner cross-validation chooses ``input_transform`` among them (with σ² from the grid, if set).
     :param ensemble_size: E > 1 trains E models with seeds ``seed`` to ``seed + E − 1`` and ranks by their
         averaged mean utilities (:func:`~gpflow_ext.recipes.mlgpf_ensemble.ensemble_top_k`); 1: one model.
     """
@@ -208,8 +209,8 @@ class MLGPFConfig:
             from ..data.transforms import row_transform_names
 
             object.__setattr__(self, "input_transform_choices", row_transform_names(self.input_transform_choices))
-            if self.kernel_variance_grid is None:
-                raise ValueError("input_transform_choices are chosen with σ² on kernel_variance_grid: set the grid")
+            if self.kernel_variance_grid is None and self.kernel_variance is None:
+                raise ValueError("input_transform_choices are chosen at kernel_variance or on kernel_variance_grid")
 
     @property
     def method(self) -> str:
@@ -324,13 +325,10 @@ def label_gps_auto_config(method: str = "s-linear", dataset: str = "bibtex", **o
     sees the most frequent labels and random rows within :data:`AUTO_TUNING_MAX_LABELS` and
     :data:`AUTO_TUNING_BUDGET` (:func:`~gpflow_ext.recipes.mlgpf_data.tuning_subsample`). The basis rank is
     not tuned: R = min(2000, N, D) is the exact span of the rows on every set with min(N, D) <= 2000."""
-    defaults = {
-        "kernel_variance_grid": AUTO_GRID,
-        "tuning_max_labels": AUTO_TUNING_MAX_LABELS,
-        "tuning_budget": AUTO_TUNING_BUDGET,
-    }
-    overrides = {**defaults, **{k: v for k, v in overrides.items() if v is not None}}
-    return label_gps_config(method, dataset, **overrides)
+    defaults = dict(
+        kernel_variance_grid=AUTO_GRID, tuning_max_labels=AUTO_TUNING_MAX_LABELS, tuning_budget=AUTO_TUNING_BUDGET
+    )
+    return label_gps_config(method, dataset, **{**defaults, **{k: v for k, v in overrides.items() if v is not None}})
 
 
 #: The optimiser steps ``best`` trains for at least: the steps of ``label-gps``'s 100 epochs on Bibtex's 4,880 rows.
@@ -338,19 +336,23 @@ BEST_MIN_STEPS = 1000
 
 #: The seeds ``best`` trains and averages (``ensemble_size``), fixed before the cross-validation that chose it.
 BEST_ENSEMBLE_SIZE = 3
+#: The rows' transforms ``best``'s inner cross-validation chooses from with σ² (``input_transform_choices``).
+BEST_INPUT_TRANSFORMS = ("tfidf", "l2")
 
 
 def best_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: Any) -> MLGPFConfig:
     """:func:`label_gps_auto_config` trained for at least :data:`BEST_MIN_STEPS` optimiser steps (epochs raised
     where N is small; ``min_steps``), as an ensemble of :data:`BEST_ENSEMBLE_SIZE` seeds (``ensemble_size``; σ² is
-    chosen once) that ranks labels by the members' averaged p(y_k = 1 | x) (``rank_by_probability``). Chosen by
+    chosen once) that ranks labels by the members' averaged p(y_k = 1 | x) (``rank_by_probability``), with the rows'
+    transform chosen with σ² from :data:`BEST_INPUT_TRANSFORMS` (``input_transform_choices``). Chosen by
     the mean rank of 5-fold cross-validated P@1/3/5 on the training files of Medical, Enron, Bibtex and
     TMC2007-500 (``docs/mlgpf/selection.md``): over ``label-gps`` (σ² = 12) and ``label-gps-auto`` (100 epochs),
-    then the ensemble over the single model, then the ranking by probability over the mean utilities, each before
-    any test split was scored with it. An explicit ``epochs`` is trained as given (no ``min_steps``) unless
-    ``min_steps`` is given too; ``ensemble_size=1`` trains one model."""
+    then the ensemble over the single model, the ranking by probability over the mean utilities and the chosen
+    transform over TF-IDF alone, each before any test split was scored with it. An explicit ``epochs`` is trained
+    as given (no ``min_steps``) unless ``min_steps`` is given too; ``ensemble_size=1`` trains one model."""
     explicit_epochs = overrides.get("epochs") is not None
     defaults: dict[str, Any] = {"ensemble_size": BEST_ENSEMBLE_SIZE, "rank_by_probability": True}
+    defaults["input_transform_choices"] = BEST_INPUT_TRANSFORMS
     if not explicit_epochs:
         defaults["min_steps"] = BEST_MIN_STEPS
     overrides = {k: v for k, v in overrides.items() if v is not None}
@@ -358,10 +360,10 @@ def best_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: 
 
 
 def label_gps_shared_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: Any) -> MLGPFConfig:
-    """:func:`best_config`'s single model ranking by mean utilities, with P = ``num_latent_gps`` (the paper's 30 by
-    default) shared latent GPs mixed by trained loadings instead of one GP per label, started from the per-label
-    MAP weights at the chosen σ² (``init_from_map``): the paper's model with ``label-gps`` as its start."""
-    defaults = {"ensemble_size": 1, "rank_by_probability": False}  # the single model as compared by 5-fold CV
+    """:func:`best_config`'s single model ranking by mean utilities on TF-IDF rows, with P = ``num_latent_gps`` (the
+    paper's 30 by default) shared latent GPs mixed by trained loadings instead of one GP per label, started from the
+    per-label MAP weights at the chosen σ² (``init_from_map``): the paper's model with ``label-gps`` as its start."""
+    defaults = {"ensemble_size": 1, "rank_by_probability": False, "input_transform_choices": ("tfidf",)}  # as in its CV
     overrides = {**defaults, **{k: v for k, v in overrides.items() if v is not None}}
     config = best_config(method, dataset, **overrides)
     return dataclasses.replace(config, independent_labels=False, init_from_map=True)
