@@ -308,9 +308,11 @@ def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, di
         return resolved_config(config, record), record
     tuned = []  # (name, its tuning record), in the order listed
     for name in config.input_transform_choices:
-        grid = config.kernel_variance_grid or (config.kernel_variance,)  # a fixed σ²: the transform alone is chosen
         candidate = dataclasses.replace(
-            config, input_transform=ROW_TRANSFORMS[name](), input_transform_choices=None, kernel_variance_grid=grid
+            config,
+            input_transform=ROW_TRANSFORMS[name](),
+            input_transform_choices=None,
+            kernel_variance_grid=_grid(config),
         )
         tuned.append((name, _tune(candidate, X, Y)))
     scores = [{"input_transform": name, **_chosen_scores(record)} for name, record in tuned]
@@ -329,7 +331,7 @@ def _tune(config: MLGPFConfig, X: Any, Y: Any) -> dict[str, Any]:
     return tune_kernel_variance(
         X,
         Y,
-        config.kernel_variance_grid,
+        _grid(config),
         folds=config.tuning_folds,
         seed=config.seed,
         rank=config.rank,
@@ -340,6 +342,15 @@ def _tune(config: MLGPFConfig, X: Any, Y: Any) -> dict[str, Any]:
         max_labels=config.tuning_max_labels,
         budget=config.tuning_budget,
     )
+
+
+def _grid(config: MLGPFConfig) -> tuple[float, ...]:
+    """The σ² values to choose from: ``kernel_variance_grid``, else the fixed ``kernel_variance`` alone."""
+    if config.kernel_variance_grid is not None:
+        return config.kernel_variance_grid
+    if config.kernel_variance is None:
+        raise ValueError("a choice on the training rows needs kernel_variance_grid or kernel_variance")
+    return (config.kernel_variance,)
 
 
 def _chosen_scores(record: dict[str, Any]) -> dict[str, Any]:
