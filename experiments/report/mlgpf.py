@@ -23,9 +23,11 @@ LABEL_GPS = [f"{STORE}/bibtex-label-gps.json", f"{STORE}/bibtex-label-gps-seed1.
              f"{STORE}/bibtex-label-gps-seed2.json"]
 LABEL_GPS_16 = [f"{STORE}/bibtex-label-gps-variance16.json", f"{STORE}/bibtex-label-gps-variance16-seed1.json",
                 f"{STORE}/bibtex-label-gps-variance16-seed2.json"]
-#: ``--recipe best`` (a 3-seed ensemble of label-gps-auto, at least 1,000 steps, ranking by probability),
+#: ``--recipe best`` (a 3-seed ensemble of label-gps-auto, at least 1,000 steps, ranking by probability, the rows' transform chosen),
 #: seeds 0-2, the runs of the four-set comparison
-BEST = [f"{STORE}/selection/bibtex-best-probability-seed{seed}-rows.json" for seed in (0, 1, 2)]
+BEST = [f"{STORE}/selection/bibtex-best-transform-seed{seed}-rows.json" for seed in (0, 1, 2)]
+#: the same on TF-IDF rows alone (``best`` before it chose the rows' transform), seeds 0-2
+BEST_TFIDF = [f"{STORE}/selection/bibtex-best-probability-seed{seed}-rows.json" for seed in (0, 1, 2)]
 PEERS_10 = f"{STORE}/selection/bibtex-peers-10runs-rows.json"  # the runs the paired comparison uses
 BONSAI_10 = f"{STORE}/selection/bibtex-bonsai-10runs-rows.json"  # omikuji with Bonsai settings, run later
 #: the ``--methods`` each peer file was written with
@@ -237,14 +239,23 @@ def readme_bibtex() -> str:
         + [f"{xmc} --method s-linear --learning-rate 0.03 --float32`"],
         ["the paper, Table 2 (s-LINEAR)"] + [fmt(paper[f"P@{k}"]) for k in KS] + [""],
     ]
-    if all((REPO / path).is_file() for path in BEST):
-        best = _runs(BEST)
+    best_runs = [path for path in BEST if (REPO / path).is_file()]  # the seeds run so far
+    if best_runs:
+        best = _runs(best_runs)
         chosen = " / ".join(f"{r['tuning']['chosen']:g}" for r in best)
+        transforms = " / ".join({"tfidf": "TF-IDF", "l2": "L2 only"}[r["tuning"]["input_transform"]] for r in best)
+        seeds = " / ".join(str(r["config"]["seed"]) for r in best)
         rows.append(["MLGPF recipe `best` (an ensemble of 3 seeds of `label-gps-auto`, at least 1,000 steps, "
-                     f"labels ranked by their predictive probability; σ² chosen on the training rows: {chosen}; the "
-                     "rule chosen by cross-validation on four training files); seeds 0 / 1 / 2 (members s, s + 1, "
-                     "s + 2)"]
+                     f"labels ranked by their predictive probability; σ² and the rows' transform chosen on the "
+                     f"training rows: {chosen}, {transforms}; the rule chosen by cross-validation on four training "
+                     f"files); seeds {seeds} (members s, s + 1, s + 2)"]
                     + [bold_if_ahead(best, k) for k in KS] + [f"{xmc} --recipe best --seed S`"])
+    if all((REPO / path).is_file() for path in BEST_TFIDF):
+        earlier = _runs(BEST_TFIDF)
+        chosen = " / ".join(f"{r['tuning']['chosen']:g}" for r in earlier)
+        rows.append([f"the same on TF-IDF rows alone (`best` before it chose the rows' transform; σ² {chosen}); "
+                     "seeds 0 / 1 / 2"] + [bold_if_ahead(earlier, k) for k in KS]
+                    + [f"{xmc} --recipe best --input-transform-choices tfidf --seed S`"])
     rows += [
         ["MLGPF recipe `label-gps`: one linear GP per label on Z = X̃, TF-IDF rows, σ² = 12 (chosen on Bibtex's "
          f"training file), {gps[0]['epochs_trained']} epochs; seeds 0 / 1 / 2"] + [bold_if_ahead(gps, k) for k in KS]

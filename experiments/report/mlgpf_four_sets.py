@@ -35,15 +35,16 @@ KS = (1, 3, 5)
 
 
 def _paired(dataset: str) -> str:
-    """``--recipe best`` (a 3-seed ensemble ranking by probability, seeds 0-2) paired with the peers on
-    ``dataset``'s test split."""
-    return f"{STORE}/{dataset}-probability-vs-peers-paired.json"
+    """``--recipe best`` (a 3-seed ensemble ranking by probability, the rows' transform chosen with σ², seeds 0-2)
+    paired with the peers on ``dataset``'s test split."""
+    return f"{STORE}/{dataset}-transform-vs-peers-paired.json"
 
 
 #: the earlier forms of ``best``, each paired with the same peer runs: (name, paired file of ``dataset``)
 EARLIER_FORMS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("one model (`ensemble_size=1`)", lambda dataset: f"{STORE}/{dataset}-recipe-vs-peers-paired.json"),
     ("3-seed ensemble, mean utilities", lambda dataset: f"{STORE}/{dataset}-ensemble-vs-peers-paired.json"),
+    ("3-seed ensemble, by probability, TF-IDF rows", lambda dataset: f"{STORE}/{dataset}-probability-vs-peers-paired.json"),
 )
 
 
@@ -331,7 +332,7 @@ def single_vs_ensemble_table() -> str:
     """Per set: each form of ``best`` (:data:`EARLIER_FORMS`, then ``best``): median P@k over seeds 0-2, the (set,
     k) cells at or above the best peer's median, and the verdicts of the paired comparisons with every peer."""
     rows = []
-    forms = (*EARLIER_FORMS, ("3-seed ensemble, by probability (`best`)", _paired))
+    forms = (*EARLIER_FORMS, ("3-seed ensemble, by probability, the rows' transform chosen (`best`)", _paired))
     for dataset in DATASETS:
         if not all(_has(path_of(dataset)) for _, path_of in forms):
             continue
@@ -350,7 +351,8 @@ def single_vs_ensemble_table() -> str:
 
 
 def _ensemble_runs(dataset: str) -> list[str]:
-    """``--recipe best``'s test runs on ``dataset``, seeds 0-2."""
+    """``--recipe best``'s test runs on ``dataset`` on TF-IDF rows alone (before it chose the transform), seeds 0-2:
+    the timed runs of the ensemble (the runs that choose the transform ran two at a time on the machine)."""
     return [f"{STORE}/{dataset}-best-probability-seed{seed}-rows.json" for seed in (0, 1, 2)]
 
 
