@@ -20,6 +20,8 @@ Protocols (``--protocol a,b,c``):
     transpose: a latent point per item, an output per user; items with no training rating are predicted at the
     base N(0, I) of q(x)), each scored, and their equally weighted predictive mixture scored under ``mixture_*``
     (``gpflow_ext.recipes.scored_ratings``). ``--rows items``: the transposed model alone.
+    ``--save-predictions DIR`` keeps each model's predictive distributions, which ``experiments.gplvf_mixture``
+    mixes across runs (e.g. across likelihoods).
 (c) Figure 4: test log-likelihood (eq. 33) vs flow length on the Sci-Fi/Romance slice (items
     tagged Sci-Fi or Romance; users with at least 2 ratings there; same 90/10 user protocol as (a)).
 
@@ -77,6 +79,7 @@ q(u) through ``NaturalGradientUpdate``. The tables in docs/gplvf/results.md were
 for the tests.
 """
 import argparse
+from pathlib import Path
 
 import experiments.quiet  # noqa: F401  (first: TensorFlow's log lines off before it is imported)
 
@@ -223,6 +226,9 @@ def build_parser():
                         help="(a) hold out --num-validation-users of the training users instead of the test users "
                              "(for choosing settings; the test users are not used)")
     parser.add_argument("--num-validation-users", type=int, default=100)
+    parser.add_argument("--save-predictions", type=Path, default=None, metavar="DIR",
+                        help="(b) also save each model's predictive distribution of the scored ratings to "
+                             "DIR/{split}_{name}.npz (ScoredRatings), for experiments.gplvf_mixture")
     parser.add_argument("--validation-fraction", type=float, default=0.0,
                         help="(b) hold out this fraction of each user's uK.base ratings, train on the rest and score "
                              "the held-out part instead of uK.test (for choosing settings; uK.test is not used)")
@@ -324,7 +330,8 @@ def main(argv=None):
             if args.smoke:
                 break
         config = ProtocolB(**new_rows_settings(args), flows=args.flows_b, peer_splits=tuple(args.gpy_splits),
-                           validation_fraction=args.validation_fraction, rows=args.rows)
+                           validation_fraction=args.validation_fraction, rows=args.rows,
+                           predictions_dir=args.save_predictions)
         results["b"] = run_protocol_b(splits, config, peer=None if args.smoke else make_peer(args))  # small runs: GPy in (a) only
         names = [ROWS[r] + flow_name(k) for k in args.flows_b for r in args.rows]
         names += [f"mixture_{flow_name(k)}" for k in args.flows_b if len(args.rows) > 1]

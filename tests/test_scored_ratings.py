@@ -1,6 +1,9 @@
 """Scored ratings as a model and as a mixture of models: GPLVF trained on Yᵀ (items as rows) seen per user, and the
 equally weighted predictive mixture of the two ways round (protocol (b) ``rows``), against brute-force twins."""
 
+import json
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -220,3 +223,72 @@ def test_bad_rows_and_mixtures_are_named():
     with pytest.raises(ValueError, match="probabilities"):
         ScoredRatings(**{**a.__dict__, "probabilities": a.probabilities[:, :4]})
 
+
+def test_saved_predictions_load_unchanged_and_bad_files_are_named(tmp_path):
+    scored = _random_scored(3)
+    path = scored.save(tmp_path / "deeper" / "u1_gaussian.npz")
+    loaded = ScoredRatings.load(path)
+    assert loaded.shape == scored.shape and isinstance(loaded.shape[0], int)
+    for name in ("rows", "cols", "ratings", "rating_values", "mean", "probabilities", "row_log_joint"):
+        np.testing.assert_array_equal(getattr(loaded, name), getattr(scored, name))
+    assert loaded.metrics() == scored.metrics()
+    with pytest.raises(FileNotFoundError, match="path must be a .npz file"):
+        ScoredRatings.load(tmp_path / "absent.npz")
+    np.savez(tmp_path / "other.npz", mean=scored.mean)
+    with pytest.raises(ValueError, match="lacks"):
+        ScoredRatings.load(tmp_path / "other.npz")
+
+
+def test_mixture_across_runs_and_likelihoods_matches_the_brute_force_twin(tmp_path, run_python):
+    """Two protocol (b) runs (a Gaussian and an ordinal likelihood, both ways round) save their predictions; the
+    mixing script's members equal each run's own metrics, and its four-member mixture is the average of the four
+    means and of the four joint probabilities of every user's scored ratings."""
+    train, scored = _split(_ratings(8, shape=(16, 10)))
+    folders = {}
+    for likelihood, center in (("gaussian", "bias"), ("ordinal", "classes")):
+        training = GPLVFTraining(latent_dim=2, num_inducing=4, epochs=2, batch_size=8, likelihood=likelihood)
+        folders[likelihood] = tmp_path / likelihood
+        config = ProtocolB(
+            training=training,
+            flows=(0,),
+            predict_samples=4,
+            rows=("users", "items"),
+            center=center,
+            predictions_dir=folders[likelihood],
+        )
+        folders[likelihood, "row"] = run_protocol_b({"u1": (train, scored)}, config)["u1"]
+    members = [
+        (f"{lik}_{rows}", lik, name)
+        for lik in ("gaussian", "ordinal")
+        for rows, name in (("users", "gaussian"), ("items", "items_gaussian"))
+    ]
+    argv = ["--splits", "u1", "--output", str(tmp_path / "mix.json")]
+    for label, likelihood, name in members:
+        argv += ["--member", label, str(folders[likelihood]), name]
+    run_python("-m", "experiments.gplvf_mixture", *argv, timeout=300)
+    row = json.loads((tmp_path / "mix.json").read_text())["b"]["u1"]
+    for label, likelihood, name in members:
+        for key in ("rmse", "test_logprob_discrete", "coverage_50", "coverage_90"):
+            assert row[f"{label}_{key}"] == folders[likelihood, "row"][f"{name}_{key}"], (label, key)
+    loaded = [ScoredRatings.load(folders[lik] / f"u1_{name}.npz") for _, lik, name in members]
+    averaged = np.clip(np.mean([m.mean for m in loaded], axis=0), 1, 5)
+    truth = loaded[0].ratings
+    assert row["mixture_rmse"] == pytest.approx(np.sqrt(np.mean((averaged - truth) ** 2)), rel=1e-12)
+    joint = logsumexp(np.stack([m.row_log_joint for m in loaded]), axis=0) - np.log(4)
+    assert row["mixture_test_logprob_discrete"] == pytest.approx(joint.sum() / truth.size, rel=1e-12)
+    assert row["num_scored"] == scored.nnz
+
+
+def test_mixing_script_names_bad_members(tmp_path, run_python):
+    _random_scored(0).save(tmp_path / "u1_a.npz")
+    _random_scored(1).save(tmp_path / "u1_b.npz")
+    cases = {
+        "at least twice": ["--member", "a", str(tmp_path), "a"],
+        "distinct": ["--member", "a", str(tmp_path), "a", "--member", "a", str(tmp_path), "b"],
+        "no saved predictions": ["--member", "a", str(tmp_path), "a", "--member", "c", str(tmp_path), "c"],
+        "members\\[1\\]": ["--member", "a", str(tmp_path), "a", "--member", "b", str(tmp_path), "b"],
+    }
+    for message, argv in cases.items():
+        completed = run_python("-m", "experiments.gplvf_mixture", "--splits", "u1", *argv, check=False, timeout=300)
+        assert completed.returncode == 2, (message, completed.stderr[-2000:])
+        assert "--member" in completed.stderr and re.search(message, completed.stderr), (message, completed.stderr)

@@ -50,9 +50,6 @@ RATING_VALUES = np.arange(RATING_RANGE[0], RATING_RANGE[1] + 1)  # the discrete 
 DISCRETE_KEYS = ("test_logprob_discrete", "coverage_50", "coverage_90", "width_50", "width_90")  # (b) stores these
 
 
-# ------------------------------------------------------------------------------------ bias baseline
-
-
 def scored_at(
     model, x_mean, x_var, target: sp.csr_matrix, num_samples: int, seed: int, biases=None
 ) -> tuple[ScoredRatings, float]:
@@ -182,16 +179,16 @@ class ProtocolB(NewRowsSettings):
 
     ``validation_fraction > 0`` chooses settings without the test split: that fraction of each user's uK.base
     ratings (drawn with ``seed`` and the split's position) is held out and scored, the model trains on the rest,
-    and uK.test is not used.
-
-    ``rows``: which way round GPLVF is trained, each a key of :data:`ROWS`: ``"users"`` (the paper's: a latent
+    and uK.test is not used. ``rows``: which way round GPLVF is trained, each a key of :data:`ROWS`: ``"users"`` (the paper's: a latent
     point per user, an output per item) and/or ``"items"`` (the transpose: a latent point per item, an output per
-    user). With both, the equally weighted mixture of the two models' predictive distributions is scored too."""
+    user). With both, the equally weighted mixture of the two models' predictive distributions is scored too.
+    ``predictions_dir``: each model's :class:`ScoredRatings` is also saved there as ``{split}_{name}.npz``."""
 
     flows: Sequence[int] = (0, 20)
     peer_splits: Sequence[str] = ("u1",)
     validation_fraction: float = 0.0
     rows: Sequence[str] = ("users",)
+    predictions_dir: Path | None = None
 
     def __post_init__(self):
         super().__post_init__()
@@ -329,6 +326,8 @@ def run_protocol_b(
                     train, test, rows, flow_length, logdir=config.log_folder(f"b_{split}_{name}")
                 )
                 members.append(predictions)
+                if config.predictions_dir is not None:
+                    predictions.save(Path(config.predictions_dir) / f"{split}_{name}.npz")
                 metrics = predictions.metrics()
                 row[f"{name}_rmse"] = metrics["rmse"]
                 row[f"{name}_test_loglik"] = test_ll

@@ -5,12 +5,15 @@
   metrics (:meth:`ScoredRatings.metrics`: RMSE, log-probability per rating, interval coverage).
 * :meth:`ScoredRatings.transposed`: the same predictions indexed by the other side of the matrix, e.g. a GPLVF
   trained on Yᵀ (items as rows) scored per user.
+* :meth:`ScoredRatings.save` / :meth:`ScoredRatings.load`: one ``.npz`` file per model's predictions, so that
+  models trained in separate runs can be mixed afterwards.
 * :func:`mixture`: the predictive distribution of an equally (or otherwise) weighted mixture of models,
   p(y) = Σ_m w_m p_m(y) for every row's ratings jointly, with mean Σ_m w_m E_m[y].
 """
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from scipy.special import logsumexp
@@ -71,6 +74,29 @@ class ScoredRatings:
             **interval_metrics(self.probabilities, self.classes),
             "num_test": int(self.rows.shape[0]),
         }
+
+    def save(self, path: str | Path) -> Path:
+        """Write every field to the ``.npz`` file ``path`` (folders made as needed); returns the path."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fields = {field.name: np.asarray(getattr(self, field.name)) for field in dataclasses.fields(self)}
+        with path.open("wb") as handle:
+            np.savez_compressed(handle, **fields)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ScoredRatings":
+        """The predictions :meth:`save` wrote to ``path``."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"path must be a .npz file of saved ScoredRatings, {str(path)!r} does not exist")
+        with np.load(path) as stored:
+            missing = {field.name for field in dataclasses.fields(cls)} - set(stored.files)
+            if missing:
+                raise ValueError(f"{str(path)!r} is not a saved ScoredRatings: it lacks {sorted(missing)}")
+            values = {field.name: stored[field.name] for field in dataclasses.fields(cls)}
+        values["shape"] = tuple(int(v) for v in values["shape"])
+        return cls(**values)
 
     def transposed(self) -> "ScoredRatings":
         """The same predictions for the matrix's transpose [D, N], in its row-major order. The entries of one new

@@ -1,0 +1,133 @@
+"""Generated parts of docs/gplvf/likelihoods.md on the mixture across likelihoods: the four models of the two
+``--rows users,items`` runs (bias-centred Gaussian; ordinal with the shared linear mean), mixed with equal weights
+by experiments.gplvf_mixture, against each likelihood's own two-model mixture, on the validation parts of uK.base
+and on the test splits.
+
+The mixing script re-reads each model's saved predictions; its members' metrics must equal those stored by the
+runs named here, which is checked, so the four members are those runs' models."""
+
+import numpy as np
+
+from experiments.report import REPO, fmt, generator, load, markdown_table
+
+#: (label, ``--rows users,items`` result file on the validation parts, pattern of its test runs)
+PAIRS = (
+    (
+        "Gaussian, bias-centred",
+        "docs/gplvf/results/validation/b_u15_rows_users_items.json",
+        "docs/gplvf/results/movielens_b_u15_gaussian_rows_users_items_seed{seed}.json",
+    ),
+    (
+        "Ordinal, shared linear mean",
+        "docs/gplvf/results/validation/b_u15_ordinal_shared_linear_mean_rows_users_items.json",
+        "docs/gplvf/results/movielens_b_u15_ordinal_shared_linear_mean_rows_users_items_seed{seed}.json",
+    ),
+)
+INCUMBENT = 1  # the ordinal pair's mixture: the lowest validation RMSE and highest log-probability before
+VALIDATION = "docs/gplvf/results/validation/b_u15_likelihoods_mixture.json"
+TEST = "docs/gplvf/results/movielens_b_u15_likelihoods_mixture_seed{seed}.json"
+#: the mixing file's member labels, per pair: (users as rows, items as rows)
+MEMBERS = (("gaussian_users", "gaussian_items"), ("ordinal_users", "ordinal_items"))
+SEEDS = (0, 1, 2, 3, 4)
+MEASURES = (("rmse", 4), ("test_logprob_discrete", 4), ("coverage_50", 3), ("coverage_90", 3))
+LABEL = "mixture of the four (both likelihoods, both ways round)"
+
+
+def _checked(pairs: list[dict], mixed: dict, path: str) -> dict:
+    """``mixed`` after checking that its members' metrics are those of the pairs' runs, split by split."""
+    for pair, (users, items) in zip(pairs, MEMBERS):
+        for split, row in pair["b"].items():
+            for label, prefix in ((users, "gaussian"), (items, "items_gaussian")):
+                for key, _ in MEASURES:
+                    if mixed["b"][split][f"{label}_{key}"] != row[f"{prefix}_{key}"]:
+                        raise ValueError(f"{path}: {label}'s {key} on {split} is not that of its run")
+    return mixed
+
+
+def _models(pair_paths: list[str], mixed_path: str) -> list[tuple[str, dict, str]]:
+    """(label, result, key prefix) of each pair's mixture and the four-model mixture."""
+    pairs = [load(path) for path in pair_paths]
+    mixed = _checked(pairs, load(mixed_path), mixed_path)
+    return [*[(f"{name}, mixture of both ways round", pair, "mixture_gaussian")
+              for (name, _, _), pair in zip(PAIRS, pairs)], (LABEL, mixed, "mixture")]
+
+
+def _means(result: dict, prefix: str) -> dict[str, float]:
+    return {key: float(np.mean([r[f"{prefix}_{key}"] for r in result["b"].values()])) for key, _ in MEASURES}
+
+
+def _validation() -> list[tuple[str, dict, str]]:
+    return _models([validation for _, validation, _ in PAIRS], VALIDATION)
+
+
+@generator("gplvf-movielens-likelihood-mixture-validation")
+def validation_table() -> str:
+    """Means over u1-u5's validation parts (seed 0) of each likelihood's two-model mixture and the four-model one."""
+    rows = []
+    for position, (label, result, prefix) in enumerate(_validation()):
+        name = label + (" (the incumbent)" if position == INCUMBENT else "")
+        rows.append([name, *[fmt(_means(result, prefix)[key], digits) for key, digits in MEASURES]])
+    return markdown_table(["model (150 epochs)", "validation RMSE, mean", "log-prob of the discrete rating",
+                           "50 % coverage", "90 % coverage"], rows)
+
+
+@generator("gplvf-movielens-likelihood-mixture-choice")
+def choice() -> str:
+    """The rule: the four-model mixture replaces the incumbent only when better on both validation means."""
+    models = _validation()
+    incumbent, candidate = (_means(result, prefix) for _, result, prefix in (models[INCUMBENT], models[-1]))
+    better = (candidate["rmse"] < incumbent["rmse"]
+              and candidate["test_logprob_discrete"] > incumbent["test_logprob_discrete"])
+    verdict = "it replaces the incumbent" if better else "it is not better on both, so the incumbent stays"
+    return (f"the {LABEL} has validation RMSE {fmt(candidate['rmse'], 4)} against {fmt(incumbent['rmse'], 4)} and "
+            f"log-probability {fmt(candidate['test_logprob_discrete'], 4)} against "
+            f"{fmt(incumbent['test_logprob_discrete'], 4)}: {verdict}")
+
+
+def _test_seeds() -> list[int]:
+    paths = [test for _, _, test in PAIRS] + [TEST]
+    return [seed for seed in SEEDS if all((REPO / path.format(seed=seed)).is_file() for path in paths)]
+
+
+@generator("gplvf-movielens-likelihood-mixture-test")
+def test_table() -> str:
+    """Means over u1-u5's test splits for every seed with all three files (mean ± sd over seeds), and in how many
+    (split, seed) runs the four-model mixture is ahead of the incumbent on each measure."""
+    seeds = _test_seeds()
+    if not seeds:
+        raise FileNotFoundError(f"no test run {TEST} with its two pairs for seeds {SEEDS}")
+    by_seed = [_models([test.format(seed=seed) for _, _, test in PAIRS], TEST.format(seed=seed)) for seed in seeds]
+    rows = []
+    for position, (label, _, prefix) in enumerate(by_seed[0]):
+        cells = []
+        for key, digits in MEASURES:
+            values = [_means(models[position][1], prefix)[key] for models in by_seed]
+            spread = f" ± {np.std(values, ddof=1):.{digits}f}" if len(values) > 1 else ""
+            cells.append(f"{np.mean(values):.{digits}f}{spread}")
+        name = label + (" (the incumbent)" if position == INCUMBENT else "")
+        rows.append([name, ", ".join(map(str, seeds)), *cells])
+    pairs = [(models[INCUMBENT][1]["b"][split], models[-1][1]["b"][split]) for models in by_seed
+             for split in models[-1][1]["b"]]
+    ahead_rmse = sum(b["mixture_rmse"] < a["mixture_gaussian_rmse"] for a, b in pairs)
+    ahead_logprob = sum(b["mixture_test_logprob_discrete"] > a["mixture_gaussian_test_logprob_discrete"]
+                        for a, b in pairs)
+    rows.append(["(split, seed) runs where the four-model mixture is ahead of the incumbent",
+                 ", ".join(map(str, seeds)), f"{ahead_rmse} of {len(pairs)}", f"{ahead_logprob} of {len(pairs)}", "",
+                 ""])
+    return markdown_table(["model (150 epochs)", "seeds", "RMSE, mean of u1-u5", "log-prob of the discrete rating",
+                           "50 % coverage", "90 % coverage"], rows)
+
+
+@generator("gplvf-readme-likelihood-mixture")
+def readme_sentence() -> str:
+    """README: the four-model mixture's and the incumbent's means over u1-u5 and the seeds run."""
+    seeds = _test_seeds()
+    by_seed = [_models([test.format(seed=seed) for _, _, test in PAIRS], TEST.format(seed=seed)) for seed in seeds]
+
+    def mean(position: int, key: str) -> str:
+        label, _, prefix = by_seed[0][position]
+        return fmt(float(np.mean([_means(models[position][1], prefix)[key] for models in by_seed])), 4)
+
+    return (f"RMSE {mean(-1, 'rmse')} and log-probability {mean(-1, 'test_logprob_discrete')} on u1-u5 against "
+            f"{mean(INCUMBENT, 'rmse')} and {mean(INCUMBENT, 'test_logprob_discrete')} for the ordinal model's "
+            f"mixture ({'seeds' if len(seeds) > 1 else 'seed'} {', '.join(map(str, seeds))})")
