@@ -9,6 +9,7 @@ runs named here, which is checked, so the four members are those runs' models.""
 import numpy as np
 
 from experiments.report import REPO, fmt, generator, load, markdown_table
+from experiments.report.gplvf_rows import MEASURES, seed_cells
 
 #: (label, ``--rows users,items`` result file on the validation parts, pattern of its test runs)
 PAIRS = (
@@ -29,7 +30,6 @@ TEST = "docs/gplvf/results/movielens_b_u15_likelihoods_mixture_seed{seed}.json"
 #: the mixing file's member labels, per pair: (users as rows, items as rows)
 MEMBERS = (("gaussian_users", "gaussian_items"), ("ordinal_users", "ordinal_items"))
 SEEDS = (0, 1, 2, 3, 4)
-MEASURES = (("rmse", 4), ("test_logprob_discrete", 4), ("coverage_50", 3), ("coverage_90", 3))
 LABEL = "mixture of the four (both likelihoods, both ways round)"
 
 
@@ -89,21 +89,22 @@ def _test_seeds() -> list[int]:
     return [seed for seed in SEEDS if all((REPO / path.format(seed=seed)).is_file() for path in paths)]
 
 
+def _test_models() -> tuple[list[int], list[list[tuple[str, dict, str]]]]:
+    """(the seeds with all three test files, :func:`_models` of each of those seeds)."""
+    seeds = _test_seeds()
+    if not seeds:
+        raise FileNotFoundError(f"no test run {TEST} with its two pairs for seeds {SEEDS}")
+    return seeds, [_models([test.format(seed=seed) for _, _, test in PAIRS], TEST.format(seed=seed)) for seed in seeds]
+
+
 @generator("gplvf-movielens-likelihood-mixture-test")
 def test_table() -> str:
     """Means over u1-u5's test splits for every seed with all three files (mean ± sd over seeds), and in how many
     (split, seed) runs the four-model mixture is ahead of the incumbent on each measure."""
-    seeds = _test_seeds()
-    if not seeds:
-        raise FileNotFoundError(f"no test run {TEST} with its two pairs for seeds {SEEDS}")
-    by_seed = [_models([test.format(seed=seed) for _, _, test in PAIRS], TEST.format(seed=seed)) for seed in seeds]
+    seeds, by_seed = _test_models()
     rows = []
     for position, (label, _, prefix) in enumerate(by_seed[0]):
-        cells = []
-        for key, digits in MEASURES:
-            values = [_means(models[position][1], prefix)[key] for models in by_seed]
-            spread = f" ± {np.std(values, ddof=1):.{digits}f}" if len(values) > 1 else ""
-            cells.append(f"{np.mean(values):.{digits}f}{spread}")
+        cells = seed_cells([_means(models[position][1], prefix) for models in by_seed])
         name = label + (" (the incumbent)" if position == INCUMBENT else "")
         rows.append([name, ", ".join(map(str, seeds)), *cells])
     pairs = [(models[INCUMBENT][1]["b"][split], models[-1][1]["b"][split]) for models in by_seed
@@ -121,11 +122,10 @@ def test_table() -> str:
 @generator("gplvf-readme-likelihood-mixture")
 def readme_sentence() -> str:
     """README: the four-model mixture's and the incumbent's means over u1-u5 and the seeds run."""
-    seeds = _test_seeds()
-    by_seed = [_models([test.format(seed=seed) for _, _, test in PAIRS], TEST.format(seed=seed)) for seed in seeds]
+    seeds, by_seed = _test_models()
 
     def mean(position: int, key: str) -> str:
-        label, _, prefix = by_seed[0][position]
+        _, _, prefix = by_seed[0][position]
         return fmt(float(np.mean([_means(models[position][1], prefix)[key] for models in by_seed])), 4)
 
     return (f"RMSE {mean(-1, 'rmse')} and log-probability {mean(-1, 'test_logprob_discrete')} on u1-u5 against "

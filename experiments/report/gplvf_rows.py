@@ -81,6 +81,16 @@ def _models(comparison: Comparison, kind: str, seed: int = 0) -> list[tuple[str,
             *[(label, rows, prefix) for prefix, label in CANDIDATES]]
 
 
+def seed_cells(per_seed: list[dict[str, float]]) -> list[str]:
+    """One cell per measure of :data:`MEASURES`: the mean over the seeds' values, ± their sd when there are several."""
+    cells = []
+    for key, digits in MEASURES:
+        values = [m[key] for m in per_seed]
+        spread = f" ± {np.std(values, ddof=1):.{digits}f}" if len(values) > 1 else ""
+        cells.append(f"{np.mean(values):.{digits}f}{spread}")
+    return cells
+
+
 @generator("gplvf-movielens-rows-validation")
 def rows_validation_table() -> str:
     """Means over u1-u5's validation parts (seed 0) of each likelihood's incumbent, users as rows in the rows run,
@@ -134,12 +144,7 @@ def rows_test_table() -> str:
         by_seed = [_models(comparison, "test", seed) for seed in seeds]
         for position, (label, _, prefix) in enumerate(by_seed[0]):
             per_seed = [_means(models[position][1], prefix) for models in by_seed]
-            cells = []
-            for key, digits in MEASURES:
-                values = [m[key] for m in per_seed]
-                spread = f" ± {np.std(values, ddof=1):.{digits}f}" if len(values) > 1 else ""
-                cells.append(f"{np.mean(values):.{digits}f}{spread}")
-            rows.append([comparison.name, label, ", ".join(map(str, seeds)), *cells])
+            rows.append([comparison.name, label, ", ".join(map(str, seeds)), *seed_cells(per_seed)])
         pairs = [(models[0][1]["b"][split], models[-1][1]["b"][split]) for models in by_seed
                  for split in models[0][1]["b"]]
         ahead_rmse = sum(b["mixture_gaussian_rmse"] < a["gaussian_rmse"] for a, b in pairs)
