@@ -8,13 +8,16 @@ contender alike (medians reported):
 * ``tf.matmul`` rate (GFLOP/s) on 2000×2000 matrices, the machine's reference speed;
 * MLGPF s-LINEAR and LINEAR (paper settings: P=30, M=500, R=1000, |B|=500, all 159 labels) — one
   compiled Adam step (bound + gradients + update);
-* the same s-LINEAR step with TensorFlow's own gradients of ``cholesky`` and ``triangular_solve`` in place of
-  :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet` (the peer of that gradient: the same model built with
-  ``inverse_and_logdet=``; its bound is checked equal to the model's before timing), in float64 and, with ``--float32``, float32;
-* the same step with the library's other way of forming L⁻¹ and its gradient for that dtype (float64 takes
+* the same s-LINEAR step differentiated through :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet` instead
+  of the closed-form gradient of :func:`gpflow_ext.variational.preconditioned_inverse_terms` (the peer of that
+  gradient: the same model built with ``inverse_and_logdet=``; every peer's bound is checked equal to the
+  model's before timing), in float64 and, with ``--float32``, float32;
+* the same step with TensorFlow's own gradients of ``cholesky`` and ``triangular_solve``;
+* the same step differentiated through the library's other way of forming L⁻¹ for that dtype (float64 takes
   triangular solves by default, so its peer is :func:`gpflow_ext.utilities.matmul_cholesky_inverse_and_logdet`;
   float32 takes matrix products, so its peer is :func:`gpflow_ext.utilities.solve_cholesky_inverse_and_logdet`),
-  the measurement behind :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`'s choice;
+  beside the step differentiated through the default, the measurement behind
+  :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`'s choice;
 * stock GPflow SLFM with the same M, P and batch: ``gpflow.models.SVGP`` with
   ``LinearCoregionalization`` (K=159 outputs from P latent GPs with linear kernels),
   ``SharedIndependentInducingVariables`` (one free Z [M, D]), full-covariance q(u)
@@ -81,6 +84,7 @@ def build_slfm(X, Y, Z, P, K, loadings):
 
 
 AUTODIFF_PEER = "s-linear, TF Cholesky gradient"
+DIFFERENTIATED_PEER = "s-linear, gradient through L⁻¹"
 #: dtype -> (the peer's name, the library's non-default way of forming L⁻¹ and its gradient for that dtype)
 OTHER_PATH_PEERS = {
     "float64": ("s-linear, matrix-product L⁻¹ and gradient", "matmul_cholesky_inverse_and_logdet"),
@@ -171,6 +175,11 @@ def main(argv=None):
         bound_differences[name] = abs(float(peer.elbo(data)) - float(reference.elbo(data)))  # equal bounds
         flops[name] = flops["MLGPF s-linear (float64)"]
 
+    def add_differentiated_peer(dtype):
+        """The s-linear step differentiated through the library's L⁻¹ for ``dtype``; returns its name."""
+        add_autodiff_peer(f"{DIFFERENTIATED_PEER} ({dtype})", getattr(tf, dtype), utilities.cholesky_inverse_and_logdet)
+        return f"{DIFFERENTIATED_PEER} ({dtype})"
+
     def add_other_path_peer(dtype):
         """The s-linear step with the library's other way of forming L⁻¹ for ``dtype``; returns its name."""
         name, function = OTHER_PATH_PEERS[dtype]
@@ -181,6 +190,7 @@ def main(argv=None):
         model = build_mlgpf(paper_config(method, "bibtex", **sizes), X_train, Y_train)
         contenders[f"MLGPF {method} (float64)"] = compiled_step(model, (to_input_tensor(X_b), to_input_tensor(Y_b)))
         flops[f"MLGPF {method} (float64)"] = 3 * mlgpf_forward_flops(B, nnz_per_row, M, R, P, K, D, method == "s-linear")
+    add_differentiated_peer("float64")
     add_autodiff_peer(AUTODIFF_PEER + " (float64)", tf.float64)
     add_other_path_peer("float64")
     if not args.no_slfm:
@@ -196,6 +206,7 @@ def main(argv=None):
         )
         float(contenders["MLGPF s-linear (float32)"]())  # trace while float32 is the default
         flops["MLGPF s-linear (float32)"] = flops["MLGPF s-linear (float64)"]
+        float(contenders[add_differentiated_peer("float32")]())
         add_autodiff_peer(AUTODIFF_PEER + " (float32)", tf.float32)
         float(contenders[AUTODIFF_PEER + " (float32)"]())
         float(contenders[add_other_path_peer("float32")]())
@@ -233,7 +244,8 @@ def main(argv=None):
               f"{(f'{ratio:.2f}x' if ratio else '-'):>10s} {(f'{gflops:.1f}' if gflops else '-'):>8s} "
               f"{(f'{100 * gflops / peak:.0f}%' if gflops else '-'):>11s}")
     for dtype in ("float64", "float32"):
-        for peer, what in ((f"{AUTODIFF_PEER} ({dtype})", "TensorFlow's Cholesky gradient"),
+        for peer, what in ((f"{DIFFERENTIATED_PEER} ({dtype})", DIFFERENTIATED_PEER[len("s-linear, "):]),
+                           (f"{AUTODIFF_PEER} ({dtype})", "TensorFlow's Cholesky gradient"),
                            (f"{OTHER_PATH_PEERS[dtype][0]} ({dtype})", OTHER_PATH_PEERS[dtype][0][len("s-linear, "):])):
             if peer in results:
                 ratio = results[peer]["seconds_per_step"] / results[f"MLGPF s-linear ({dtype})"]["seconds_per_step"]
@@ -241,6 +253,12 @@ def main(argv=None):
                 print(f"{dtype}: the step with {what} takes {ratio:.2f}x the s-linear step's time "
                       f"(bounds at the same parameters differ by {bound_differences[peer]:.2e})")
                 results[peer]["bound_difference"] = bound_differences[peer]
+        other, differentiated = f"{OTHER_PATH_PEERS[dtype][0]} ({dtype})", f"{DIFFERENTIATED_PEER} ({dtype})"
+        if other in results and differentiated in results:
+            ratio = results[other]["seconds_per_step"] / results[differentiated]["seconds_per_step"]
+            results[other]["time_over_default_path"] = ratio
+            print(f"{dtype}: differentiated through L⁻¹, the {OTHER_PATH_PEERS[dtype][1]} step takes {ratio:.2f}x "
+                  "the default path's")
     if args.profile:
         for name in (name for name in contenders if name.startswith("MLGPF s-linear")):
             results[name]["profile"] = profile(contenders[name], Path(args.profile) / name.replace(" ", "_"))

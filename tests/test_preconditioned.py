@@ -489,3 +489,96 @@ def test_mlgpf_speed_benchmark_small_checks_its_cholesky_gradient_peer(run_pytho
         assert results[name]["bound_difference"] <= 1e-6 * 1e4  # the bound is O(1e4) here: equal to rounding
         assert results[name]["time_over_s_linear"] > 0
     assert all(row["seconds_per_step"] > 0 for row in results.values())
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 2e-3)])
+@pytest.mark.parametrize("outputs", ["all", "logdet", "inverse diagonal", "explained"])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_inverse_terms_and_their_closed_form_gradient_equal_autodiff_and_dense_algebra(dtype, rtol, outputs, compiled):
+    """preconditioned_inverse_terms == log|A_p|, diag(A_p⁻¹) and diag(K_xz A_p⁻¹ K_zx) from dense inverses, and its
+    closed-form gradient (at K, Σ_p and K_zx, upstream on any subset of the three outputs) == TensorFlow's
+    gradient of cholesky and triangular_solve; a central finite difference in float64 too."""
+    from gpflow_ext.variational import preconditioned_inverse_terms
+
+    rng = np.random.default_rng(11)
+    M, N, P = 7, 5, 3
+    Z, X = rng.normal(size=(M, 9)), rng.normal(size=(N, 9))
+    Kmm = tf.constant(Z @ Z.T / 9 + 0.2 * np.eye(M), dtype=dtype)
+    Kmn = tf.constant(Z @ X.T / 9, dtype=dtype)
+    q_sigma = tf.constant(rng.uniform(0.1, 2.0, size=(M, P)), dtype=dtype)
+    weights = [tf.constant(rng.normal(size=shape), dtype=dtype) for shape in ((P,), (P, M), (P, N))]
+    chosen = {"all": (0, 1, 2), "logdet": (0,), "inverse diagonal": (1,), "explained": (2,)}[outputs]
+
+    def loss(terms):
+        return tf.add_n([tf.reduce_sum(weights[i] * terms[i]) for i in chosen])
+
+    def autodiff_terms(Kmm, q_sigma, Kmn):
+        A = tf.linalg.set_diag(tf.broadcast_to(Kmm, [P, M, M]), tf.linalg.diag_part(Kmm) + tf.transpose(q_sigma))
+        L = tf.linalg.cholesky(A)
+        L_inv = tf.linalg.triangular_solve(L, tf.eye(M, batch_shape=[P], dtype=dtype), lower=True)
+        V = tf.matmul(L_inv, tf.broadcast_to(Kmn, [P, M, N]))
+        return (2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(L)), -1), tf.reduce_sum(tf.square(L_inv), -2),
+                tf.reduce_sum(tf.square(V), -2))
+
+    def value_and_gradients(terms_function):
+        def run(Kmm, q_sigma, Kmn):
+            with tf.GradientTape() as tape:
+                tape.watch([Kmm, q_sigma, Kmn])
+                terms = terms_function(Kmm, q_sigma, Kmn)
+                value = loss(terms)
+            return terms, value, tape.gradient(value, [Kmm, q_sigma, Kmn], unconnected_gradients="zero")
+
+        return (tf.function(run) if compiled else run)(Kmm, q_sigma, Kmn)
+
+    terms, value, grads = value_and_gradients(preconditioned_inverse_terms)
+    _, twin_value, twin_grads = value_and_gradients(autodiff_terms)
+    for p in range(P):  # the values against dense algebra
+        A = Kmm.numpy().astype(np.float64) + np.diag(q_sigma.numpy()[:, p])
+        A_inv = np.linalg.inv(A)
+        np.testing.assert_allclose(terms[0].numpy()[p], np.linalg.slogdet(A)[1], rtol=rtol)
+        np.testing.assert_allclose(terms[1].numpy()[p], np.diag(A_inv), rtol=rtol)
+        np.testing.assert_allclose(terms[2].numpy()[p], np.einsum("mn,mk,kn->n", Kmn.numpy(), A_inv, Kmn.numpy()),
+                                   rtol=rtol)
+    np.testing.assert_allclose(value.numpy(), twin_value.numpy(), rtol=rtol)
+    K_bar, twin_K_bar = grads[0].numpy(), twin_grads[0].numpy()
+    symmetric = lambda G: 0.5 * (G + G.T)  # noqa: E731  (K is symmetric: only the symmetric part acts)
+    for got, want in ((symmetric(K_bar), symmetric(twin_K_bar)), (grads[1].numpy(), twin_grads[1].numpy()),
+                      (grads[2].numpy(), twin_grads[2].numpy())):
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.max(np.abs(want)))
+    if dtype == np.float64:
+        E = rng.normal(size=(M, M))
+        E, e, F = tf.constant(E + E.T), tf.constant(rng.normal(size=(M, P))), tf.constant(rng.normal(size=(M, N)))
+        h = 1e-6
+        fd = (loss(preconditioned_inverse_terms(Kmm + h * E, q_sigma + h * e, Kmn + h * F))
+              - loss(preconditioned_inverse_terms(Kmm - h * E, q_sigma - h * e, Kmn - h * F))) / (2 * h)
+        directional = sum(float(tf.reduce_sum(g * d)) for g, d in zip(grads, (E, e, F)))
+        np.testing.assert_allclose(directional, float(fd), rtol=1e-6)
+
+
+def test_default_kl_and_marginals_take_the_closed_form_gradient_and_equal_the_differentiated_path():
+    """With inverse_and_logdet=None the fused KL + marginals use preconditioned_inverse_terms: the same values and
+    gradients (at μ, Σ, K and K_zx) as differentiating through cholesky_inverse_and_logdet."""
+    from gpflow_ext.utilities import cholesky_inverse_and_logdet
+    from gpflow_ext.variational import preconditioned_kl_and_marginals
+
+    rng = np.random.default_rng(5)
+    M, N, P = 8, 6, 2
+    Z, X = rng.normal(size=(M, 4)), rng.normal(size=(N, 4))
+    kernel = gpflow.kernels.SquaredExponential(lengthscales=1.1)
+    Kmm = tf.Variable(kernel(Z).numpy() + 1e-4 * np.eye(M))
+    Kmn, Knn = tf.Variable(kernel(Z, X).numpy()), kernel(X, full_cov=False)
+    q_mu, q_sigma = tf.Variable(rng.normal(size=(M, P))), tf.Variable(rng.uniform(0.1, 2.0, size=(M, P)))
+    weights = rng.normal(size=(N, P)), rng.normal(size=(N, P))
+    results = []
+    for inverse_and_logdet in (None, cholesky_inverse_and_logdet):
+        with tf.GradientTape() as tape:
+            kl, mean, var = preconditioned_kl_and_marginals(Kmn, Kmm, Knn, q_mu, q_sigma,
+                                                            inverse_and_logdet=inverse_and_logdet)
+            value = 0.7 * kl + tf.reduce_sum(weights[0] * mean) + tf.reduce_sum(weights[1] * var)
+        grads = tape.gradient(value, [q_mu, q_sigma, Kmm, Kmn])
+        grads[2] = 0.5 * (grads[2] + tf.transpose(grads[2]))
+        results.append((value.numpy(), [g.numpy() for g in grads]))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    for got, want in zip(results[0][1], results[1][1]):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11 * np.max(np.abs(want)))

@@ -13,7 +13,9 @@ exactly eq. 9-10 with a diagonal K: O(B·R·P) per step and no factorisation at 
 
 ``prior_kl`` and ``kl_and_marginals`` take ``inverse_and_logdet`` (the q(u)'s
 :attr:`~gpflow_ext.variational.PreconditionedGaussian.inverse_and_logdet`): how the generic path factorises
-K + Σ_p and differentiates that factorisation. The diagonal path has nothing to factorise and ignores it.
+K + Σ_p and differentiates that factorisation (``None``: the closed-form gradient of
+:func:`~gpflow_ext.variational.preconditioned_inverse_terms`). The diagonal path has nothing to factorise and
+ignores it.
 """
 
 from typing import Any
@@ -26,7 +28,6 @@ from gpflow.utilities import Dispatcher
 
 from ..covariances.subspace import Kff, inducing_covariances, project_inputs
 from ..inducing_variables.basis import BasisInducingPoints
-from ..utilities import cholesky_inverse_and_logdet
 from ..variational.preconditioned import (
     InverseAndLogdet,
     preconditioned_conditional,
@@ -55,7 +56,7 @@ def _prior_kl_dense(
     *,
     q_mu: tf.Tensor,
     q_sigma: tf.Tensor,
-    inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
+    inverse_and_logdet: InverseAndLogdet | None = None,
 ) -> tf.Tensor:
     return preconditioned_kl(Kuu(inducing_variable, kernel), q_mu, q_sigma, inverse_and_logdet=inverse_and_logdet)
 
@@ -68,7 +69,7 @@ def _kl_and_marginals_dense(
     X: Any,
     q_mu: tf.Tensor,
     q_sigma: tf.Tensor,
-    inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
+    inverse_and_logdet: InverseAndLogdet | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     Kmm, Kmn, Knn = inducing_covariances(inducing_variable, kernel, X)
     return preconditioned_kl_and_marginals(Kmn, Kmm, Knn, q_mu, q_sigma, inverse_and_logdet=inverse_and_logdet)

@@ -41,7 +41,7 @@ from ..likelihoods.multilabel import DEFAULT_NUM_GAUSS_HERMITE_POINTS, MultiLabe
 from ..likelihoods.multilabel_dense import dense_multilabel_expected_log_likelihood
 from ..metrics import ranking_metrics
 from ..randomness import noise_seed_and_rows, row_uniform
-from ..utilities import cholesky_inverse_and_logdet, to_input_tensor
+from ..utilities import to_input_tensor
 from ..validation import (
     check_data_tuple,
     check_multilabel_data,
@@ -129,7 +129,7 @@ class MLGPF(PreconditionedSVGP):
         num_gauss_hermite_points: int = DEFAULT_NUM_GAUSS_HERMITE_POINTS,
         seed: int = 0,
         independent_labels: bool = False,
-        inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
+        inverse_and_logdet: InverseAndLogdet | None = None,
         latent_scales: TensorType | None = None,
     ) -> None:
         if not isinstance(kernel, gpflow.kernels.Kernel):

@@ -35,7 +35,7 @@ from gpflow.models.util import inducingpoint_wrapper
 
 from ..conditionals import preconditioned as preconditioned_moments
 from ..inducing_variables.subspace import SubspaceInducingPoints
-from ..utilities import cholesky_inverse_and_logdet, to_input_tensor
+from ..utilities import to_input_tensor
 from ..validation import (
     check_positive_int,
     check_positive_number,
@@ -74,8 +74,8 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
     :param q_mu: optional initial μ [M, P].
     :param q_sigma: optional initial Σ diagonals [M, P].
     :param inverse_and_logdet: how K + Σ_p is factorised and differentiated
-        (:class:`~gpflow_ext.variational.PreconditionedGaussian`; default
-        :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`).
+        (:class:`~gpflow_ext.variational.PreconditionedGaussian`; default ``None``: the closed-form gradient of
+        :func:`~gpflow_ext.variational.preconditioned_inverse_terms`).
 
     Inputs X may be dense ``[N, D]`` arrays/tensors or ``tf.SparseTensor`` / ``scipy.sparse``
     (with subspace inducing inputs and the kernels they support).
@@ -93,7 +93,7 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
         sigma_floor: float = 1e-6,
         q_mu: Any | None = None,
         q_sigma: Any | None = None,
-        inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
+        inverse_and_logdet: InverseAndLogdet | None = None,
     ):
         if not isinstance(kernel, Kernel):
             raise TypeError(f"`kernel` must be a gpflow.kernels.Kernel, got {type(kernel).__name__}")

@@ -7,6 +7,7 @@ from .latent_gps import FreeInducingPoints, KISSGPGrid, LatentGPs
 from .preconditioned import (
     PreconditionedGaussian,
     preconditioned_conditional,
+    preconditioned_inverse_terms,
     preconditioned_kl,
     preconditioned_kl_and_marginals,
     preconditioned_mean_and_covariance,
@@ -15,6 +16,7 @@ from .preconditioned import (
 __all__ = [
     "PreconditionedGaussian",
     "preconditioned_conditional",
+    "preconditioned_inverse_terms",
     "preconditioned_kl",
     "preconditioned_kl_and_marginals",
     "preconditioned_mean_and_covariance",

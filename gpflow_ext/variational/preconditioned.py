@@ -41,6 +41,7 @@ __all__ = [
     "PreconditionedGaussian",
     "preconditioned_kl",
     "preconditioned_conditional",
+    "preconditioned_inverse_terms",
     "preconditioned_kl_and_marginals",
     "preconditioned_mean_and_covariance",
 ]
@@ -55,10 +56,10 @@ class PreconditionedGaussian(gpflow.Module):
     :param sigma_floor: lower bound of every Σ entry (softplus + shift), keeps K + Σ invertible.
     :param q_mu: initial μ [M, P] (default zeros: m = 0).
     :param q_sigma: initial Σ diagonals [M, P] (default ones); must exceed ``sigma_floor``.
-    :param inverse_and_logdet: maps K + Σ_p ``[P, M, M]`` to (L_p⁻¹, log|K + Σ_p|) for the KL and the
-        marginals (default :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`: in float64 its gradient is
-        three triangular solves, in float32 three matrix products; any function of that signature, e.g. one
-        TensorFlow differentiates itself).
+    :param inverse_and_logdet: ``None`` (default): the KL and the marginals take their terms in K + Σ_p from
+        :func:`preconditioned_inverse_terms`, whose gradient is closed-form, and the KL alone differentiates
+        :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`; or a function mapping K + Σ_p ``[P, M, M]`` to
+        (L_p⁻¹, log|K + Σ_p|), differentiated through everywhere (e.g. one TensorFlow differentiates itself).
     """
 
     def __init__(
@@ -70,12 +71,12 @@ class PreconditionedGaussian(gpflow.Module):
         q_sigma: TensorType | None = None,
         name: str | None = None,
         *,
-        inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
+        inverse_and_logdet: InverseAndLogdet | None = None,
     ):
         super().__init__(name=name)
-        if not callable(inverse_and_logdet):
+        if inverse_and_logdet is not None and not callable(inverse_and_logdet):
             raise TypeError(
-                "`inverse_and_logdet` must be a function A [..., M, M] -> (chol(A)⁻¹, log|A|), "
+                "`inverse_and_logdet` must be None or a function A [..., M, M] -> (chol(A)⁻¹, log|A|), "
                 f"got {type(inverse_and_logdet).__name__}"
             )
         num_inducing = check_positive_int(num_inducing, "num_inducing")
@@ -139,15 +140,17 @@ def preconditioned_kl(
     q_mu: TensorType,
     q_sigma: TensorType,
     *,
-    inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
+    inverse_and_logdet: InverseAndLogdet | None = None,
 ) -> tf.Tensor:
     """KL[q(u) ‖ p(u)] = Σ_p ½ μ_pᵀKμ_p − ½ tr((K+Σ_p)⁻¹K) + ½ log|K+Σ_p| − ½ log|Σ_p|  (eq. 10).
 
     Only the Cholesky factors of K + Σ_p are needed (never of K).  The trace uses
     (K+Σ)⁻¹K = I − (K+Σ)⁻¹Σ, so tr = M − Σ_i σ_i [(K+Σ)⁻¹]_ii with the diagonal of the inverse read
-    off L⁻¹.  Cost O(P M³).  ``inverse_and_logdet`` as in :func:`preconditioned_kl_and_marginals`.
+    off L⁻¹.  Cost O(P M³).  ``inverse_and_logdet`` maps K + Σ_p to (L_p⁻¹, log|K + Σ_p|) and is
+    differentiated through (``None``: :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`).
     """
     Kmm = tf.convert_to_tensor(Kmm)
+    inverse_and_logdet = cholesky_inverse_and_logdet if inverse_and_logdet is None else inverse_and_logdet
     L_inv, logdet = inverse_and_logdet(_K_plus_sigma(Kmm, q_sigma))  # [P, M, M], [P]
     return _kl_from_factors(Kmm, q_mu, q_sigma, logdet, L_inv)
 
@@ -156,9 +159,16 @@ def _kl_from_factors(
     Kmm: tf.Tensor, q_mu: TensorType, q_sigma: TensorType, logdet_K_plus_sigma: tf.Tensor, L_inv: tf.Tensor
 ) -> tf.Tensor:
     """Eq. 10 given log|K + Σ_p| [P] and L_p⁻¹ [P, M, M]."""
+    inv_diag = tf.reduce_sum(tf.square(L_inv), axis=-2)  # [P, M] = diag((K+Σ_p)⁻¹)
+    return _kl_from_terms(Kmm, q_mu, q_sigma, logdet_K_plus_sigma, inv_diag)
+
+
+def _kl_from_terms(
+    Kmm: tf.Tensor, q_mu: TensorType, q_sigma: TensorType, logdet_K_plus_sigma: tf.Tensor, inv_diag: tf.Tensor
+) -> tf.Tensor:
+    """Eq. 10 given log|K + Σ_p| [P] and diag((K + Σ_p)⁻¹) [P, M]."""
     M = tf.shape(Kmm)[0]
     mahalanobis = tf.reduce_sum(q_mu * tf.matmul(Kmm, q_mu))  # Σ_p μ_pᵀ K μ_p
-    inv_diag = tf.reduce_sum(tf.square(L_inv), axis=-2)  # [P, M] = diag((K+Σ_p)⁻¹)
     sigma_t = tf.transpose(q_sigma)  # [P, M]
     num_latent = tf.cast(tf.shape(q_mu)[1], Kmm.dtype)
     trace = tf.cast(M, Kmm.dtype) * num_latent - tf.reduce_sum(sigma_t * inv_diag)  # Σ_p tr((K+Σ_p)⁻¹K)
@@ -205,6 +215,67 @@ def preconditioned_conditional(
 
 
 @check_shapes(
+    "Kmm: [M, M]",
+    "q_sigma: [M, P]",
+    "Kmn: [M, N]",
+    "return[0]: [P]",
+    "return[1]: [P, M]",
+    "return[2]: [P, N]",
+)
+def preconditioned_inverse_terms(
+    Kmm: TensorType, q_sigma: TensorType, Kmn: TensorType
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """(log|A_p| [P], diag(A_p⁻¹) [P, M], diag(K_xz A_p⁻¹ K_zx) [P, N]) with A_p = K + Σ_p, the terms of the
+    KL (eq. 10, 22) and of the marginal variances (eq. 19) that need a factorisation, with a closed-form gradient.
+
+    Value: L_p⁻¹ by :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`, diag(A_p⁻¹) its squared columns
+    summed and V_p = L_p⁻¹ K_zx one product of the stacked L_p⁻¹ [P·M, M]. Gradient: each term is a function
+    of A_p itself, so with upstream ḡ_p, d̄_p and ē_p
+
+        Ā_p = ḡ_p A_p⁻¹ − A_p⁻¹ diag(d̄_p) A_p⁻¹ − U_p diag(ē_p) U_pᵀ,   U_p = A_p⁻¹ K_zx = L_p⁻ᵀ V_p,
+        K̄ = Σ_p Ā_p,   σ̄_p = diag(Ā_p),   K̄_zx = 2 Σ_p U_p diag(ē_p),
+
+    four products (A_p⁻¹ = L_p⁻ᵀ L_p⁻¹, U_p, and the two sums over p as single products of stacked
+    matrices) instead of differentiating V_p, diag(A_p⁻¹) and then L_p⁻¹ back to A_p; the diagonals
+    σ̄_p are elementwise.
+    """
+    return _inverse_terms(tf.convert_to_tensor(Kmm), tf.convert_to_tensor(q_sigma), tf.convert_to_tensor(Kmn))
+
+
+@tf.custom_gradient
+def _inverse_terms(Kmm: tf.Tensor, q_sigma: tf.Tensor, Kmn: tf.Tensor):
+    L_inv, logdet = cholesky_inverse_and_logdet(_K_plus_sigma(Kmm, q_sigma))  # [P, M, M], [P]
+    num_latent, M, N = tf.shape(L_inv)[0], tf.shape(L_inv)[-1], tf.shape(Kmn)[-1]
+    inv_diag = tf.reduce_sum(tf.square(L_inv), axis=-2)  # [P, M] = diag(A_p⁻¹)
+    V = tf.reshape(tf.matmul(tf.reshape(L_inv, [-1, M]), Kmn), [num_latent, M, N])  # [P, M, N] = L_p⁻¹ K_zx
+    explained = tf.reduce_sum(tf.square(V), axis=-2)  # [P, N]
+
+    def grad(d_logdet, d_inv_diag, d_explained):
+        d_logdet, d_inv_diag, d_explained = (
+            tf.zeros_like(term) if upstream is None else upstream
+            for term, upstream in zip((logdet, inv_diag, explained), (d_logdet, d_inv_diag, d_explained))
+        )
+        A_inv = tf.matmul(L_inv, L_inv, transpose_a=True)  # [P, M, M]
+        U_t = tf.matmul(V, L_inv, transpose_a=True)  # [P, N, M] = U_pᵀ
+        scaled_inv = A_inv * d_inv_diag[:, :, None]  # [P, M, M], row j of A_p⁻¹ times d̄_pj
+        scaled_U_t = U_t * d_explained[:, :, None]  # [P, N, M], row n of U_pᵀ times ē_pn
+        K_bar = (
+            tf.reduce_sum(d_logdet[:, None, None] * A_inv, axis=0)
+            - tf.matmul(tf.reshape(A_inv, [-1, M]), tf.reshape(scaled_inv, [-1, M]), transpose_a=True)
+            - tf.matmul(tf.reshape(U_t, [-1, M]), tf.reshape(scaled_U_t, [-1, M]), transpose_a=True)
+        )  # [M, M]
+        sigma_bar = (
+            d_logdet[:, None] * tf.linalg.diag_part(A_inv)
+            - tf.reduce_sum(A_inv * scaled_inv, axis=-2)
+            - tf.reduce_sum(U_t * scaled_U_t, axis=-2)
+        )  # [P, M]
+        Kmn_bar = 2.0 * tf.transpose(tf.reduce_sum(scaled_U_t, axis=0))  # [M, N]
+        return K_bar, tf.transpose(sigma_bar), Kmn_bar
+
+    return (logdet, inv_diag, explained), grad
+
+
+@check_shapes(
     "Kmn: [M, N]",
     "Kmm: [M, M]",
     "Knn: [N]",
@@ -221,21 +292,27 @@ def preconditioned_kl_and_marginals(
     q_mu: TensorType,
     q_sigma: TensorType,
     *,
-    inverse_and_logdet: InverseAndLogdet = cholesky_inverse_and_logdet,
+    inverse_and_logdet: InverseAndLogdet | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """:func:`preconditioned_kl` and the marginals of :func:`preconditioned_conditional` in one pass.
 
     Both need L_p = chol(K + Σ_p); the KL's trace term needs L_p⁻¹ anyway, so the marginal variances
     use V_p = L_p⁻¹ K_zx as a matrix product instead of a second batched triangular solve (the
     training step of MLGPF spends most of its time in these factorisations and their gradients).
-    ``inverse_and_logdet`` maps K + Σ_p [P, M, M] to (L_p⁻¹, log|K + Σ_p|) (default
-    :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`).
+    With ``inverse_and_logdet=None`` (default) the terms that need L_p⁻¹ are
+    :func:`preconditioned_inverse_terms`, whose gradient is closed-form; a function mapping K + Σ_p
+    [P, M, M] to (L_p⁻¹, log|K + Σ_p|) is differentiated through instead (e.g.
+    :func:`gpflow_ext.utilities.cholesky_inverse_and_logdet`, or one TensorFlow differentiates itself).
     """
     Kmm = tf.convert_to_tensor(Kmm)
     Kmn = tf.convert_to_tensor(Kmn)
+    mean = tf.matmul(Kmn, q_mu, transpose_a=True)  # [N, P]
+    if inverse_and_logdet is None:
+        logdet, inv_diag, explained = preconditioned_inverse_terms(Kmm, q_sigma, Kmn)  # [P], [P, M], [P, N]
+        kl = _kl_from_terms(Kmm, q_mu, q_sigma, logdet, inv_diag)
+        return kl, mean, Knn[:, None] - tf.transpose(explained)
     L_inv, logdet = inverse_and_logdet(_K_plus_sigma(Kmm, q_sigma))  # [P, M, M], [P]
     kl = _kl_from_factors(Kmm, q_mu, q_sigma, logdet, L_inv)
-    mean = tf.matmul(Kmn, q_mu, transpose_a=True)  # [N, P]
     num_latent, M, N = tf.shape(L_inv)[0], tf.shape(L_inv)[-1], tf.shape(Kmn)[-1]
     V = tf.matmul(tf.reshape(L_inv, [-1, M]), Kmn)  # [P M, N] = L_p⁻¹ K_zx stacked: one product, not P
     var = Knn[:, None] - tf.transpose(tf.reduce_sum(tf.square(tf.reshape(V, [num_latent, M, N])), axis=-2))  # [N, P]
