@@ -469,9 +469,9 @@ def test_cholesky_inverse_and_logdet_refuses_non_square_input():
 
 
 def test_mlgpf_speed_benchmark_small_checks_its_cholesky_gradient_peer(run_python, dataset_path, tmp_path):
-    """``python -m benchmarks.mlgpf_speed --smoke``: every contender times a step, and the peers with TensorFlow's
-    own Cholesky gradient and with the other way of forming L⁻¹ evaluate the same bound as the model at the same
-    parameters; ``--profile`` stores where the traced steps' time goes."""
+    """``python -m benchmarks.mlgpf_speed --smoke``: every contender times a step, and the peers differentiated
+    through L⁻¹, with TensorFlow's own Cholesky gradient and with the other way of forming L⁻¹ evaluate the same
+    bound as the model at the same parameters; ``--profile`` stores where the traced steps' time goes."""
     dataset_path("bibtex", "bibtex-train.arff.gz")
     output = tmp_path / "speed.json"
     run_python("-m", "benchmarks.mlgpf_speed", "--smoke", "--float32", "--profile", tmp_path / "trace", "--output", output)
@@ -483,11 +483,15 @@ def test_mlgpf_speed_benchmark_small_checks_its_cholesky_gradient_peer(run_pytho
         assert any("MatMul" in op_type for op_type, _ in trace["op_type_seconds"])
     peers = [name for name in results if "time_over_s_linear" in results[name]]
     assert sorted(peers) == ["s-linear, TF Cholesky gradient (float32)", "s-linear, TF Cholesky gradient (float64)",
+                             "s-linear, gradient through L⁻¹ (float32)", "s-linear, gradient through L⁻¹ (float64)",
                              "s-linear, matrix-product L⁻¹ and gradient (float64)",
                              "s-linear, triangular-solve L⁻¹ and gradient (float32)"]
     for name in peers:
         assert results[name]["bound_difference"] <= 1e-6 * 1e4  # the bound is O(1e4) here: equal to rounding
         assert results[name]["time_over_s_linear"] > 0
+    for name in ("s-linear, matrix-product L⁻¹ and gradient (float64)",
+                 "s-linear, triangular-solve L⁻¹ and gradient (float32)"):
+        assert results[name]["time_over_default_path"] > 0
     assert all(row["seconds_per_step"] > 0 for row in results.values())
 
 

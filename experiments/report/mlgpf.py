@@ -291,9 +291,9 @@ def speed() -> str:
     record = load(f"{STORE}/mlgpf_speed.json")
     rates = record["matmul_gflops"]
     rows = []
-    order = ["MLGPF s-linear (float64)", "MLGPF linear (float64)", "Cholesky gradient (float64)",
-             "L⁻¹ and gradient (float64)", "SLFM", "MLGPF s-linear (float32)", "Cholesky gradient (float32)",
-             "L⁻¹ and gradient (float32)"]
+    order = ["MLGPF s-linear (float64)", "MLGPF linear (float64)", "gradient through L⁻¹ (float64)",
+             "Cholesky gradient (float64)", "L⁻¹ and gradient (float64)", "SLFM", "MLGPF s-linear (float32)",
+             "gradient through L⁻¹ (float32)", "Cholesky gradient (float32)", "L⁻¹ and gradient (float32)"]
     first = lambda name: next((i for i, key in enumerate(order) if key in name), len(order))  # noqa: E731
     for contender, row in sorted(record["results"].items(), key=lambda item: first(item[0])):
         gflops = "-"
@@ -309,10 +309,13 @@ def speed() -> str:
 @generator("mlgpf-speed-cholesky")
 def speed_cholesky() -> str:
     results = load(f"{STORE}/mlgpf_speed.json")["results"]
-    parts = [f"{fmt(results[name]['time_over_s_linear'], 2)} times as long in {dtype}"
-             for dtype in ("float64", "float32") for name in results
-             if name == f"s-linear, TF Cholesky gradient ({dtype})"]
-    return "with TensorFlow's own gradients the s-linear step takes " + " and ".join(parts)
+
+    def ratios(peer):
+        return " and ".join(f"{fmt(results[f'{peer} ({dtype})']['time_over_s_linear'], 2)} times as long in {dtype}"
+                            for dtype in ("float64", "float32"))
+
+    return (f"differentiated through L⁻¹ the s-linear step takes {ratios('s-linear, gradient through L⁻¹')}, and "
+            f"with TensorFlow's own gradients {ratios('s-linear, TF Cholesky gradient')}")
 
 
 @generator("mlgpf-speed-profile")
@@ -341,8 +344,8 @@ def speed_profile() -> str:
 @generator("mlgpf-speed-paths")
 def speed_paths() -> str:
     results = load(f"{STORE}/mlgpf_speed.json")["results"]
-    products = results["s-linear, matrix-product L⁻¹ and gradient (float64)"]["time_over_s_linear"]
-    solves = results["s-linear, triangular-solve L⁻¹ and gradient (float32)"]["time_over_s_linear"]
+    products = results["s-linear, matrix-product L⁻¹ and gradient (float64)"]["time_over_default_path"]
+    solves = results["s-linear, triangular-solve L⁻¹ and gradient (float32)"]["time_over_default_path"]
     return (f"in float64 the step with matrix products takes {fmt(products, 2)} times as long as with triangular "
             f"solves, and in float32 the step with triangular solves takes {fmt(solves, 2)} times as long as with "
             "matrix products")
