@@ -131,3 +131,87 @@ def readme_sentence() -> str:
     return (f"RMSE {mean(-1, 'rmse')} and log-probability {mean(-1, 'test_logprob_discrete')} on u1-u5 against "
             f"{mean(INCUMBENT, 'rmse')} and {mean(INCUMBENT, 'test_logprob_discrete')} for the ordinal model's "
             f"mixture ({'seeds' if len(seeds) > 1 else 'seed'} {', '.join(map(str, seeds))})")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the four models at two training seeds: the eight-model mixture against the four-model one
+# ---------------------------------------------------------------------------------------------------------
+#: (training seed, the two ``--rows users,items`` validation runs at that seed), the validation parts drawn with
+#: seed 0 for both (``--seed 0 --train-seed S``)
+SEED_PAIRS = (
+    (0, [validation for _, validation, _ in PAIRS]),
+    (1, ["docs/gplvf/results/validation/b_u15_rows_users_items_train_seed1.json",
+         "docs/gplvf/results/validation/b_u15_ordinal_shared_linear_mean_rows_users_items_train_seed1.json"]),
+)
+#: the four-model mixture of each training seed's validation runs
+SEED_VALIDATION = {0: VALIDATION, 1: "docs/gplvf/results/validation/b_u15_likelihoods_mixture_train_seed1.json"}
+EIGHT_VALIDATION = "docs/gplvf/results/validation/b_u15_likelihoods_mixture_train_seeds01.json"
+EIGHT_TEST = "docs/gplvf/results/movielens_b_u15_likelihoods_mixture_seeds01.json"
+EIGHT_LABEL = "mixture of the eight (the four at seeds 0 and 1)"
+
+
+def _seed_labelled(seed: int) -> tuple[tuple[str, str], ...]:
+    return tuple((f"{users}_seed{seed}", f"{items}_seed{seed}") for users, items in MEMBERS)
+
+
+def _eight(pair_paths: dict[int, list[str]], mixed_path: str) -> dict:
+    """The eight-model mixing file after checking that its members are the runs' models, split by split."""
+    mixed = load(mixed_path)
+    for seed, paths in pair_paths.items():
+        for path, (users, items) in zip(paths, _seed_labelled(seed)):
+            for split, row in load(path)["b"].items():
+                for label, prefix in ((users, "gaussian"), (items, "items_gaussian")):
+                    for key, _ in MEASURES:
+                        if mixed["b"][split][f"{label}_{key}"] != row[f"{prefix}_{key}"]:
+                            raise ValueError(f"{mixed_path}: {label}'s {key} on {split} is not that of its run")
+    return mixed
+
+
+def _seed_validation() -> list[tuple[str, dict]]:
+    """(label, result) of each training seed's four-model mixture and of the eight-model mixture."""
+    fours = [(f"{LABEL}, seed {seed}", _models(paths, SEED_VALIDATION[seed])[-1][1]) for seed, paths in SEED_PAIRS]
+    return [*fours, (EIGHT_LABEL, _eight(dict(SEED_PAIRS), EIGHT_VALIDATION))]
+
+
+@generator("gplvf-movielens-seed-mixture-validation")
+def seed_validation_table() -> str:
+    """Means over u1-u5's validation parts of the four-model mixture at each training seed and of the eight."""
+    rows = [[label + (" (the incumbent)" if position == 0 else ""),
+             *[fmt(_means(result, "mixture")[key], digits) for key, digits in MEASURES]]
+            for position, (label, result) in enumerate(_seed_validation())]
+    return markdown_table(["model (150 epochs)", "validation RMSE, mean", "log-prob of the discrete rating",
+                           "50 % coverage", "90 % coverage"], rows)
+
+
+@generator("gplvf-movielens-seed-mixture-choice")
+def seed_choice() -> str:
+    """The same rule: the eight-model mixture replaces the seed-0 four-model one only when better on both means."""
+    models = _seed_validation()
+    incumbent, candidate = (_means(result, "mixture") for _, result in (models[0], models[-1]))
+    better = (candidate["rmse"] < incumbent["rmse"]
+              and candidate["test_logprob_discrete"] > incumbent["test_logprob_discrete"])
+    verdict = "it replaces the incumbent" if better else "it is not better on both, so the incumbent stays"
+    return (f"the {EIGHT_LABEL} has validation RMSE {fmt(candidate['rmse'], 4)} against {fmt(incumbent['rmse'], 4)} "
+            f"and log-probability {fmt(candidate['test_logprob_discrete'], 4)} against "
+            f"{fmt(incumbent['test_logprob_discrete'], 4)}: {verdict}")
+
+
+@generator("gplvf-movielens-seed-mixture-test")
+def seed_test_table() -> str:
+    """Means over u1-u5's test splits of the four-model mixture of seeds 0 and 1 and of the eight-model mixture,
+    and on how many splits the eight are ahead of each seed's four on each measure."""
+    pair_paths = {seed: [test.format(seed=seed) for _, _, test in PAIRS] for seed in (0, 1)}
+    fours = {seed: _models(paths, TEST.format(seed=seed))[-1][1] for seed, paths in pair_paths.items()}
+    eight = _eight(pair_paths, EIGHT_TEST)
+    rows = [[f"{LABEL}, seed {seed}", *[fmt(_means(result, "mixture")[key], digits) for key, digits in MEASURES]]
+            for seed, result in fours.items()]
+    rows.append([EIGHT_LABEL, *[fmt(_means(eight, "mixture")[key], digits) for key, digits in MEASURES]])
+    for seed, four in fours.items():
+        splits = list(eight["b"])
+        ahead_rmse = sum(eight["b"][s]["mixture_rmse"] < four["b"][s]["mixture_rmse"] for s in splits)
+        ahead_logprob = sum(eight["b"][s]["mixture_test_logprob_discrete"]
+                            > four["b"][s]["mixture_test_logprob_discrete"] for s in splits)
+        rows.append([f"splits where the eight are ahead of the four of seed {seed}", f"{ahead_rmse} of {len(splits)}",
+                     f"{ahead_logprob} of {len(splits)}", "", ""])
+    return markdown_table(["model (150 epochs)", "RMSE, mean of u1-u5", "log-prob of the discrete rating",
+                           "50 % coverage", "90 % coverage"], rows)
