@@ -33,10 +33,11 @@ SEEDS = (0, 1, 2, 3, 4)
 LABEL = "mixture of the four (both likelihoods, both ways round)"
 
 
-def _checked(pairs: list[dict], mixed: dict, path: str) -> dict:
-    """``mixed`` after checking that its members' metrics are those of the pairs' runs, split by split."""
-    for pair, (users, items) in zip(pairs, MEMBERS):
-        for split, row in pair["b"].items():
+def _checked(runs, mixed: dict, path: str) -> dict:
+    """``mixed`` after checking that its members' metrics are those of the runs, split by split; ``runs``: pairs
+    of a ``--rows users,items`` result and its two models' member labels (users as rows, items as rows)."""
+    for run, (users, items) in runs:
+        for split, row in run["b"].items():
             for label, prefix in ((users, "gaussian"), (items, "items_gaussian")):
                 for key, _ in MEASURES:
                     if mixed["b"][split][f"{label}_{key}"] != row[f"{prefix}_{key}"]:
@@ -44,10 +45,21 @@ def _checked(pairs: list[dict], mixed: dict, path: str) -> dict:
     return mixed
 
 
+def _rule(label: str, incumbent: dict, candidate: dict) -> str:
+    """The rule, fixed before scoring: the candidate replaces the incumbent only when better on both validation
+    means (RMSE, log-probability of the discrete rating)."""
+    better = (candidate["rmse"] < incumbent["rmse"]
+              and candidate["test_logprob_discrete"] > incumbent["test_logprob_discrete"])
+    verdict = "it replaces the incumbent" if better else "it is not better on both, so the incumbent stays"
+    return (f"the {label} has validation RMSE {fmt(candidate['rmse'], 4)} against {fmt(incumbent['rmse'], 4)} and "
+            f"log-probability {fmt(candidate['test_logprob_discrete'], 4)} against "
+            f"{fmt(incumbent['test_logprob_discrete'], 4)}: {verdict}")
+
+
 def _models(pair_paths: list[str], mixed_path: str) -> list[tuple[str, dict, str]]:
     """(label, result, key prefix) of each pair's mixture and the four-model mixture."""
     pairs = [load(path) for path in pair_paths]
-    mixed = _checked(pairs, load(mixed_path), mixed_path)
+    mixed = _checked(zip(pairs, MEMBERS), load(mixed_path), mixed_path)
     return [*[(f"{name}, mixture of both ways round", pair, "mixture_gaussian")
               for (name, _, _), pair in zip(PAIRS, pairs)], (LABEL, mixed, "mixture")]
 
@@ -75,13 +87,7 @@ def validation_table() -> str:
 def choice() -> str:
     """The rule: the four-model mixture replaces the incumbent only when better on both validation means."""
     models = _validation()
-    incumbent, candidate = (_means(result, prefix) for _, result, prefix in (models[INCUMBENT], models[-1]))
-    better = (candidate["rmse"] < incumbent["rmse"]
-              and candidate["test_logprob_discrete"] > incumbent["test_logprob_discrete"])
-    verdict = "it replaces the incumbent" if better else "it is not better on both, so the incumbent stays"
-    return (f"the {LABEL} has validation RMSE {fmt(candidate['rmse'], 4)} against {fmt(incumbent['rmse'], 4)} and "
-            f"log-probability {fmt(candidate['test_logprob_discrete'], 4)} against "
-            f"{fmt(incumbent['test_logprob_discrete'], 4)}: {verdict}")
+    return _rule(LABEL, *(_means(result, prefix) for _, result, prefix in (models[INCUMBENT], models[-1])))
 
 
 def _test_seeds() -> list[int]:
@@ -156,15 +162,9 @@ def _seed_labelled(seed: int) -> tuple[tuple[str, str], ...]:
 
 def _eight(pair_paths: dict[int, list[str]], mixed_path: str) -> dict:
     """The eight-model mixing file after checking that its members are the runs' models, split by split."""
-    mixed = load(mixed_path)
-    for seed, paths in pair_paths.items():
-        for path, (users, items) in zip(paths, _seed_labelled(seed)):
-            for split, row in load(path)["b"].items():
-                for label, prefix in ((users, "gaussian"), (items, "items_gaussian")):
-                    for key, _ in MEASURES:
-                        if mixed["b"][split][f"{label}_{key}"] != row[f"{prefix}_{key}"]:
-                            raise ValueError(f"{mixed_path}: {label}'s {key} on {split} is not that of its run")
-    return mixed
+    runs = [(load(path), labels) for seed, paths in pair_paths.items()
+            for path, labels in zip(paths, _seed_labelled(seed))]
+    return _checked(runs, load(mixed_path), mixed_path)
 
 
 def _seed_validation() -> list[tuple[str, dict]]:
@@ -187,13 +187,7 @@ def seed_validation_table() -> str:
 def seed_choice() -> str:
     """The same rule: the eight-model mixture replaces the seed-0 four-model one only when better on both means."""
     models = _seed_validation()
-    incumbent, candidate = (_means(result, "mixture") for _, result in (models[0], models[-1]))
-    better = (candidate["rmse"] < incumbent["rmse"]
-              and candidate["test_logprob_discrete"] > incumbent["test_logprob_discrete"])
-    verdict = "it replaces the incumbent" if better else "it is not better on both, so the incumbent stays"
-    return (f"the {EIGHT_LABEL} has validation RMSE {fmt(candidate['rmse'], 4)} against {fmt(incumbent['rmse'], 4)} "
-            f"and log-probability {fmt(candidate['test_logprob_discrete'], 4)} against "
-            f"{fmt(incumbent['test_logprob_discrete'], 4)}: {verdict}")
+    return _rule(EIGHT_LABEL, *(_means(result, "mixture") for _, result in (models[0], models[-1])))
 
 
 @generator("gplvf-movielens-seed-mixture-test")
