@@ -13,8 +13,9 @@ exactly eq. 9-10 with a diagonal K: O(B·R·P) per step and no factorisation at 
 
 ``prior_kl`` and ``kl_and_marginals`` take ``inverse_and_logdet`` (the q(u)'s
 :attr:`~gpflow_ext.variational.PreconditionedGaussian.inverse_and_logdet`): how the generic path factorises
-K + Σ_p and differentiates that factorisation (``None``: the closed-form gradient of
-:func:`~gpflow_ext.variational.preconditioned_inverse_terms`). The diagonal path has nothing to factorise and
+K + Σ_p and differentiates that factorisation (``None``: ``kl_and_marginals`` takes the closed-form gradient of
+:func:`~gpflow_ext.variational.preconditioned_inverse_terms` and ``prior_kl`` differentiates
+:func:`~gpflow_ext.utilities.cholesky_inverse_and_logdet`). The diagonal path has nothing to factorise and
 ignores it.
 """
 

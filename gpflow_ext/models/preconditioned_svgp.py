@@ -74,8 +74,8 @@ class PreconditionedSVGP(GPModel, ExternalDataTrainingLossMixin):
     :param q_mu: optional initial μ [M, P].
     :param q_sigma: optional initial Σ diagonals [M, P].
     :param inverse_and_logdet: how K + Σ_p is factorised and differentiated
-        (:class:`~gpflow_ext.variational.PreconditionedGaussian`; default ``None``: the closed-form gradient of
-        :func:`~gpflow_ext.variational.preconditioned_inverse_terms`).
+        (:class:`~gpflow_ext.variational.PreconditionedGaussian`; default ``None``: the bound takes the
+        closed-form gradient of :func:`~gpflow_ext.variational.preconditioned_inverse_terms`).
 
     Inputs X may be dense ``[N, D]`` arrays/tensors or ``tf.SparseTensor`` / ``scipy.sparse``
     (with subspace inducing inputs and the kernels they support).
