@@ -46,6 +46,7 @@ def generators() -> dict[str, Callable[[], str]]:
     from experiments.report import (  # noqa: F401  (registration)
         gplvf,
         gplvf_flows,
+        gplvf_kernel_mixture,
         gplvf_likelihood_mixture,
         gplvf_likelihoods,
         gplvf_rows,
