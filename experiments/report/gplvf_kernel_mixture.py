@@ -138,3 +138,39 @@ def choice() -> str:
     return (f"the incumbent has validation RMSE {fmt(incumbent['rmse'], 4)} and log-probability "
             f"{fmt(incumbent['test_logprob_discrete'], 4)}; {scored}: {verdict}")
 
+
+
+@generator("gplvf-movielens-kernel-mixture-test")
+def test_table() -> str:
+    """Means over u1-u5's test splits of the incumbent and the two candidates, and on how many splits each
+    candidate is ahead of the incumbent on each measure."""
+    incumbent = _incumbent("test")
+    ahead = []
+    for label, result in _candidates("test"):
+        splits = list(result["b"])
+        ahead_rmse = sum(result["b"][s]["mixture_rmse"] < incumbent["b"][s]["mixture_rmse"] for s in splits)
+        ahead_logprob = sum(result["b"][s]["mixture_test_logprob_discrete"]
+                            > incumbent["b"][s]["mixture_test_logprob_discrete"] for s in splits)
+        ahead.append([f"splits where the {label} is ahead of the incumbent", f"{ahead_rmse} of {len(splits)}",
+                      f"{ahead_logprob} of {len(splits)}", "", ""])
+    return _table("test", ahead)
+
+
+@generator("gplvf-readme-kernel-mixture")
+def readme_sentence() -> str:
+    """README: the chosen mixture's and the incumbent's means over u1-u5's test splits."""
+    label, _, _ = chosen()
+    incumbent = _means(_incumbent("test"), "mixture")
+    if label is None:
+        return (f"RMSE {fmt(incumbent['rmse'], 4)} and log-probability {fmt(incumbent['test_logprob_discrete'], 4)} "
+                f"on u1-u5 for the {EIGHT_LABEL}, which no kernel candidate replaced")
+    result = _means(dict(_candidates("test"))[label], "mixture")
+    return (f"RMSE {fmt(result['rmse'], 4)} and log-probability {fmt(result['test_logprob_discrete'], 4)} on u1-u5 "
+            f"for the {label}, against {fmt(incumbent['rmse'], 4)} and "
+            f"{fmt(incumbent['test_logprob_discrete'], 4)} for the {EIGHT_LABEL}")
+
+
+@generator("gplvf-movielens-kernel-models-test")
+def models_test_table() -> str:
+    """:func:`_models_table` on the test splits."""
+    return _models_table("test")
