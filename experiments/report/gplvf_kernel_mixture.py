@@ -17,6 +17,7 @@ from experiments.report.gplvf_likelihood_mixture import (
     _checked,
     _eight,
     _means,
+    _splits_ahead,
 )
 from experiments.report.gplvf_rows import MEASURES
 
@@ -147,12 +148,7 @@ def test_table() -> str:
     incumbent = _incumbent("test")
     ahead = []
     for label, result in _candidates("test"):
-        splits = list(result["b"])
-        ahead_rmse = sum(result["b"][s]["mixture_rmse"] < incumbent["b"][s]["mixture_rmse"] for s in splits)
-        ahead_logprob = sum(result["b"][s]["mixture_test_logprob_discrete"]
-                            > incumbent["b"][s]["mixture_test_logprob_discrete"] for s in splits)
-        ahead.append([f"splits where the {label} is ahead of the incumbent", f"{ahead_rmse} of {len(splits)}",
-                      f"{ahead_logprob} of {len(splits)}", "", ""])
+        ahead.append([f"splits where the {label} is ahead of the incumbent", *_splits_ahead(result, incumbent), "", ""])
     return _table("test", ahead)
 
 
