@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from gpflow_ext.data.transforms import ROW_TRANSFORMS, L2Rows, TfidfRows, l2_normalise_rows, row_transform_names
+from gpflow_ext.data.transforms import (
+    ROW_TRANSFORMS,
+    L2Rows,
+    RowsAsGiven,
+    TfidfRows,
+    l2_normalise_rows,
+    row_transform_names,
+)
 from gpflow_ext.recipes import mlgpf_config as configs
 from gpflow_ext.recipes.mlgpf import run_mlgpf, synthetic_multilabel
 from gpflow_ext.recipes.mlgpf_auto import resolve_config, resolved_config, tune_kernel_variance
@@ -34,7 +41,21 @@ def test_l2_rows_normalise_each_row_and_learn_nothing():
         np.testing.assert_allclose(dense, l2_normalise_rows(X).toarray(), rtol=1e-14)
         norms = np.linalg.norm(dense, axis=1)
         np.testing.assert_allclose(norms[norms > 0], 1.0, rtol=1e-14)
-    assert ROW_TRANSFORMS == {"tfidf": TfidfRows, "l2": L2Rows}
+    assert ROW_TRANSFORMS == {"tfidf": TfidfRows, "l2": L2Rows, "none": RowsAsGiven}
+
+
+def test_rows_as_given_keep_every_value_and_learn_nothing():
+    X = sp.random(7, 5, density=0.6, format="csr", random_state=0) * 3.0
+    transform = RowsAsGiven()
+    assert transform.fit(X) is transform
+    out = transform(X)
+    assert sp.issparse(out) and out.dtype == np.float64
+    np.testing.assert_array_equal(out.toarray(), X.toarray())
+    dense = transform(X.toarray())
+    assert isinstance(dense, np.ndarray)
+    np.testing.assert_array_equal(dense, X.toarray())
+    with pytest.raises(ValueError, match="X"):
+        transform(np.full((2, 3), np.nan))
 
 
 @pytest.mark.parametrize(
@@ -64,23 +85,24 @@ def test_choices_need_a_variance_grid_and_read_from_text():
     assert config.input_transform_choices == ("tfidf", "l2") == config.as_dict()["input_transform_choices"]
 
 
-def test_the_transform_whose_chosen_variance_scores_best_is_chosen_and_trained_with():
+@pytest.mark.parametrize("names", [("tfidf", "l2"), ("tfidf", "l2", "none"), ("none", "tfidf")])
+def test_the_transform_whose_chosen_variance_scores_best_is_chosen_and_trained_with(names):
     (X, Y), _ = _problem()
-    config = _auto(input_transform_choices=("tfidf", "l2"))
+    config = _auto(input_transform_choices=names)
     resolved, record = resolve_config(config, X, Y)
     # brute force: each transform's own tuning, as the plain rule runs it
     singles = {}
-    for name, cls in (("tfidf", TfidfRows), ("l2", L2Rows)):
+    for name in names:
         singles[name] = tune_kernel_variance(
-            X, Y, config.kernel_variance_grid, folds=3, seed=0, rank=20, transform=cls()
+            X, Y, config.kernel_variance_grid, folds=3, seed=0, rank=20, transform=ROW_TRANSFORMS[name]()
         )
     p1 = {
         name: next(e["P@1 mean"] for e in r["scores"] if e["kernel_variance"] == r["chosen"])
         for name, r in singles.items()
     }
-    expected = "l2" if p1["l2"] > p1["tfidf"] else "tfidf"  # the first listed of equal means
+    expected = max(names, key=lambda name: (p1[name], -names.index(name)))  # the first listed of equal means
     assert record["input_transform"] == expected
-    assert [e["input_transform"] for e in record["input_transform_scores"]] == ["tfidf", "l2"]
+    assert [e["input_transform"] for e in record["input_transform_scores"]] == list(names)
     for entry in record["input_transform_scores"]:
         assert entry["kernel_variance"] == singles[entry["input_transform"]]["chosen"]
         assert entry["P@1 mean"] == p1[entry["input_transform"]]

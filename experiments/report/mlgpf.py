@@ -243,7 +243,7 @@ def readme_bibtex() -> str:
     if best_runs:
         best = _runs(best_runs)
         chosen = " / ".join(f"{r['tuning']['chosen']:g}" for r in best)
-        transforms = " / ".join({"tfidf": "TF-IDF", "l2": "L2 only"}[r["tuning"]["input_transform"]] for r in best)
+        transforms = " / ".join({"tfidf": "TF-IDF", "l2": "L2 only", "none": "as given"}[r["tuning"]["input_transform"]] for r in best)
         seeds = " / ".join(str(r["config"]["seed"]) for r in best)
         rows.append(["MLGPF recipe `best` (an ensemble of 3 seeds of `label-gps-auto`, at least 1,000 steps, "
                      f"labels ranked by their predictive probability; σ² and the rows' transform chosen on the "

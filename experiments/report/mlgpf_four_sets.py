@@ -74,7 +74,7 @@ def _chosen(tuning: dict[str, Any]) -> str:
 
 
 #: the rows' transforms as the tables name them (``gpflow_ext.data.transforms.ROW_TRANSFORMS``)
-TRANSFORM_NAMES = {"tfidf": "TF-IDF", "l2": "L2 only"}
+TRANSFORM_NAMES = {"tfidf": "TF-IDF", "l2": "L2 only", "none": "as given"}
 
 
 @generator("mlgpf-four-sets-cv")

@@ -1,5 +1,5 @@
-"""Input transforms for sparse bag-of-words features: L2 row normalisation, TF-IDF, and random Fourier
-features appended to the rows.
+"""Input transforms for sparse bag-of-words features: L2 row normalisation, TF-IDF, the rows as given, and
+random Fourier features appended to the rows.
 
 A transform is fitted on the training inputs only and then applied to every split, so no statistic of
 the test rows leaks into training:
@@ -23,6 +23,7 @@ __all__ = [
     "l2_normalise_rows",
     "L2Rows",
     "TfidfRows",
+    "RowsAsGiven",
     "ROW_TRANSFORMS",
     "row_transform_names",
     "WithRandomFeatures",
@@ -92,8 +93,28 @@ class L2Rows:
         return l2_normalise_rows(X)
 
 
+class RowsAsGiven:
+    """The rows as read: no feature weights and no normalisation, so a row's length (e.g. how many words it has)
+    enters its scores, where :class:`L2Rows` and :class:`TfidfRows` remove it. The linear kernel is then x·x' on the
+    features themselves, and the prior variance σ² is on their own scale. ``fit`` checks the inputs and returns the
+    transform (the same interface as :class:`TfidfRows`); calling it returns the checked rows (CSR or dense
+    float64)."""
+
+    __name__ = "rows_as_given"
+
+    def fit(self, X: Any) -> "RowsAsGiven":
+        check_input_matrix(X, "X", allow_sparse=True, integer="cast", what="inputs")
+        return self
+
+    def __call__(self, X: Any) -> Matrix:
+        X = check_input_matrix(X, "X", allow_sparse=True, integer="cast", what="inputs")
+        if scipy.sparse.issparse(X):
+            return scipy.sparse.csr_matrix(X, dtype=np.float64)
+        return np.asarray(X, dtype=np.float64)
+
+
 #: Row transforms by name (``MLGPFConfig.input_transform_choices``): name -> the class of a new, unfitted transform.
-ROW_TRANSFORMS: dict[str, type] = {"tfidf": TfidfRows, "l2": L2Rows}
+ROW_TRANSFORMS: dict[str, type] = {"tfidf": TfidfRows, "l2": L2Rows, "none": RowsAsGiven}
 
 
 def row_transform_names(names: Any, name: str = "input_transform_choices") -> tuple[str, ...]:
