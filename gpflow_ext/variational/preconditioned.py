@@ -245,9 +245,9 @@ def preconditioned_inverse_terms(
 @tf.custom_gradient
 def _inverse_terms(Kmm: tf.Tensor, q_sigma: tf.Tensor, Kmn: tf.Tensor):
     L_inv, logdet = cholesky_inverse_and_logdet(_K_plus_sigma(Kmm, q_sigma))  # [P, M, M], [P]
-    num_latent, M, N = tf.shape(L_inv)[0], tf.shape(L_inv)[-1], tf.shape(Kmn)[-1]
+    M = tf.shape(L_inv)[-1]
     inv_diag = tf.reduce_sum(tf.square(L_inv), axis=-2)  # [P, M] = diag(A_p⁻¹)
-    V = tf.reshape(tf.matmul(tf.reshape(L_inv, [-1, M]), Kmn), [num_latent, M, N])  # [P, M, N] = L_p⁻¹ K_zx
+    V = _inverse_times(L_inv, Kmn)  # [P, M, N] = L_p⁻¹ K_zx
     explained = tf.reduce_sum(tf.square(V), axis=-2)  # [P, N]
 
     def grad(d_logdet, d_inv_diag, d_explained):
@@ -313,10 +313,16 @@ def preconditioned_kl_and_marginals(
         return kl, mean, Knn[:, None] - tf.transpose(explained)
     L_inv, logdet = inverse_and_logdet(_K_plus_sigma(Kmm, q_sigma))  # [P, M, M], [P]
     kl = _kl_from_factors(Kmm, q_mu, q_sigma, logdet, L_inv)
-    num_latent, M, N = tf.shape(L_inv)[0], tf.shape(L_inv)[-1], tf.shape(Kmn)[-1]
-    V = tf.matmul(tf.reshape(L_inv, [-1, M]), Kmn)  # [P M, N] = L_p⁻¹ K_zx stacked: one product, not P
-    var = Knn[:, None] - tf.transpose(tf.reduce_sum(tf.square(tf.reshape(V, [num_latent, M, N])), axis=-2))  # [N, P]
+    V = _inverse_times(L_inv, Kmn)  # [P, M, N] = L_p⁻¹ K_zx
+    var = Knn[:, None] - tf.transpose(tf.reduce_sum(tf.square(V), axis=-2))  # [N, P]
     return kl, mean, var
+
+
+def _inverse_times(L_inv: tf.Tensor, Kmn: tf.Tensor) -> tf.Tensor:
+    """V_p = L_p⁻¹ K_zx [P, M, N] for every p from L_p⁻¹ [P, M, M] and K_zx [M, N]: one product of the stacked
+    L_p⁻¹ [P·M, M], not P products."""
+    num_latent, M, N = tf.shape(L_inv)[0], tf.shape(L_inv)[-1], tf.shape(Kmn)[-1]
+    return tf.reshape(tf.matmul(tf.reshape(L_inv, [-1, M]), Kmn), [num_latent, M, N])
 
 
 @check_shapes(
