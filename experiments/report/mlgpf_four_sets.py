@@ -26,6 +26,8 @@ SHARED = f"{STORE}/four-sets-cv-5fold-shared.json"
 PROBABILITY = f"{STORE}/four-sets-cv-5fold-probability.json"
 #: ``best`` beside the same rule choosing the rows' transform with σ² (``input_transform_choices``)
 TRANSFORM = f"{STORE}/four-sets-cv-5fold-transform.json"
+#: the rows as given as a third transform to choose from: Medical, Enron and TMC2007-500 in one file, Bibtex in another
+ROWS_AS_GIVEN = (f"{STORE}/three-sets-cv-5fold-rows-as-given.json", f"{STORE}/bibtex-cv-5fold-rows-as-given.json")
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -164,10 +166,23 @@ def _per_label_choice(splits: list[dict[str, Any]]) -> str:
     return _label_shares(splits)
 
 
-def _label_prior_table(path: str, per_label: bool = True) -> str:
-    """The candidates of a four-set cross-validation file on the folds all of them have: P@1/3/5 means, the σ²
-    chosen per fold and, with ``per_label``, the per-label choice (:func:`_per_label_choice`)."""
-    cv = load(path)
+def _load_cv(paths: str | tuple[str, ...]) -> dict[str, Any]:
+    """A cross-validation file, or several files' datasets read as one (a file of several sets or of one set, as
+    ``experiments.mlgpf_select`` writes them), with no stored ranking: the rule ranks the sets of one file."""
+    if isinstance(paths, str):
+        return load(paths)
+    datasets: dict[str, Any] = {}
+    for path in paths:
+        outcome = load(path)
+        datasets.update(outcome["datasets"] if "datasets" in outcome else {outcome["dataset"]: outcome})
+    return {"datasets": datasets, "ranking": None}
+
+
+def _label_prior_table(path: str | tuple[str, ...], per_label: bool = True) -> str:
+    """The candidates of a four-set cross-validation file (or files, :func:`_load_cv`) on the folds all of them
+    have: P@1/3/5 means, the σ² chosen per fold and, with ``per_label``, the per-label choice
+    (:func:`_per_label_choice`)."""
+    cv = _load_cv(path)
     rows = []
     for dataset, outcome in cv["datasets"].items():
         common = _common_folds(outcome)
@@ -249,6 +264,16 @@ def transform_rank_sentence() -> str:
     return _rank_sentence(TRANSFORM)
 
 
+@generator("mlgpf-four-sets-rows-as-given")
+def rows_as_given_table() -> str:
+    return _label_prior_table(ROWS_AS_GIVEN, per_label=False)
+
+
+@generator("mlgpf-four-sets-rows-as-given-rank")
+def rows_as_given_rank_sentence() -> str:
+    return _rank_sentence(ROWS_AS_GIVEN)
+
+
 @generator("mlgpf-four-sets-extension")
 def extension_table() -> str:
     """label-gps-auto with and without grid extension, on the folds both have, beside σ² = 12."""
@@ -265,12 +290,12 @@ def label_wise_rank_sentence() -> str:
     return _rank_sentence(LABEL_WISE)
 
 
-def _rank_sentence(path: str) -> str:
+def _rank_sentence(path: str | tuple[str, ...]) -> str:
     """The mean-rank rule's choice stored in a four-set cross-validation file, or the ranking on the folds every
-    candidate has while it is incomplete."""
+    candidate has while it is incomplete (or read from several files, :func:`_load_cv`)."""
     from gpflow_ext.recipes.mlgpf_select import rank_across
 
-    cv = load(path)
+    cv = _load_cv(path)
     labels = {c["name"]: _label(c) for o in cv["datasets"].values() for c in o["candidates"]}
     ranking = cv.get("ranking")
     if ranking is not None and ranking["complete"] and set(cv["datasets"]) == set(DATASETS):
