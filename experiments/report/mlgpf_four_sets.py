@@ -26,8 +26,8 @@ SHARED = f"{STORE}/four-sets-cv-5fold-shared.json"
 PROBABILITY = f"{STORE}/four-sets-cv-5fold-probability.json"
 #: ``best`` beside the same rule choosing the rows' transform with σ² (``input_transform_choices``)
 TRANSFORM = f"{STORE}/four-sets-cv-5fold-transform.json"
-#: the rows as given as a third transform to choose from: Medical, Enron and TMC2007-500 in one file, Bibtex in another
-ROWS_AS_GIVEN = (f"{STORE}/three-sets-cv-5fold-rows-as-given.json", f"{STORE}/bibtex-cv-5fold-rows-as-given.json")
+#: the rows as given as a third transform to choose from (the four sets' folds, with the rule's ranking)
+ROWS_AS_GIVEN = f"{STORE}/four-sets-cv-5fold-rows-as-given.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
