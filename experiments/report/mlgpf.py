@@ -8,6 +8,7 @@ from typing import Any
 
 from experiments.paper_values import MLGPF as PAPER
 from experiments.report import REPO, fmt, generator, load, markdown_table
+from experiments.report.mlgpf_four_sets import TRANSFORM_NAMES
 
 STORE = "docs/mlgpf/results"
 SCALING = f"{STORE}/scaling"
@@ -243,7 +244,7 @@ def readme_bibtex() -> str:
     if best_runs:
         best = _runs(best_runs)
         chosen = " / ".join(f"{r['tuning']['chosen']:g}" for r in best)
-        transforms = " / ".join({"tfidf": "TF-IDF", "l2": "L2 only", "none": "as given"}[r["tuning"]["input_transform"]] for r in best)
+        transforms = " / ".join(TRANSFORM_NAMES[r["tuning"]["input_transform"]] for r in best)
         seeds = " / ".join(str(r["config"]["seed"]) for r in best)
         rows.append(["MLGPF recipe `best` (an ensemble of 3 seeds of `label-gps-auto`, at least 1,000 steps, "
                      f"labels ranked by their predictive probability; σ² and the rows' transform chosen on the "

@@ -166,23 +166,10 @@ def _per_label_choice(splits: list[dict[str, Any]]) -> str:
     return _label_shares(splits)
 
 
-def _load_cv(paths: str | tuple[str, ...]) -> dict[str, Any]:
-    """A cross-validation file, or several files' datasets read as one (a file of several sets or of one set, as
-    ``experiments.mlgpf_select`` writes them), with no stored ranking: the rule ranks the sets of one file."""
-    if isinstance(paths, str):
-        return load(paths)
-    datasets: dict[str, Any] = {}
-    for path in paths:
-        outcome = load(path)
-        datasets.update(outcome["datasets"] if "datasets" in outcome else {outcome["dataset"]: outcome})
-    return {"datasets": datasets, "ranking": None}
-
-
-def _label_prior_table(path: str | tuple[str, ...], per_label: bool = True) -> str:
-    """The candidates of a four-set cross-validation file (or files, :func:`_load_cv`) on the folds all of them
-    have: P@1/3/5 means, the σ² chosen per fold and, with ``per_label``, the per-label choice
-    (:func:`_per_label_choice`)."""
-    cv = _load_cv(path)
+def _label_prior_table(path: str, per_label: bool = True) -> str:
+    """The candidates of a four-set cross-validation file on the folds all of them have: P@1/3/5 means, the σ²
+    chosen per fold and, with ``per_label``, the per-label choice (:func:`_per_label_choice`)."""
+    cv = load(path)
     rows = []
     for dataset, outcome in cv["datasets"].items():
         common = _common_folds(outcome)
@@ -290,12 +277,12 @@ def label_wise_rank_sentence() -> str:
     return _rank_sentence(LABEL_WISE)
 
 
-def _rank_sentence(path: str | tuple[str, ...]) -> str:
+def _rank_sentence(path: str) -> str:
     """The mean-rank rule's choice stored in a four-set cross-validation file, or the ranking on the folds every
-    candidate has while it is incomplete (or read from several files, :func:`_load_cv`)."""
+    candidate has while it is incomplete."""
     from gpflow_ext.recipes.mlgpf_select import rank_across
 
-    cv = _load_cv(path)
+    cv = load(path)
     labels = {c["name"]: _label(c) for o in cv["datasets"].values() for c in o["candidates"]}
     ranking = cv.get("ranking")
     if ranking is not None and ranking["complete"] and set(cv["datasets"]) == set(DATASETS):
