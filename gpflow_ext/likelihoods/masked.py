@@ -10,6 +10,7 @@ import tensorflow as tf
 from check_shapes import check_shapes
 
 from .columns import by_column, check_likelihood_columns
+from .support import check_values_in_support
 
 __all__ = [
     "entrywise_variational_expectations",
@@ -164,4 +165,5 @@ def likelihood_and_mean_for(
         if noise_variance is None:
             noise_variance = max(0.1 * float(np.var(values[observed])), 1e-3)
         likelihood = gpflow.likelihoods.Gaussian(variance=noise_variance)
+    check_values_in_support(likelihood, columns, values, observed, name="data")
     return likelihood, mean_function, columns

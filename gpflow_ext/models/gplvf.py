@@ -40,6 +40,7 @@ from ..latents import (
 from ..likelihoods.columns import columnwise_predict_mean_and_var
 from ..likelihoods.masked import likelihood_and_mean_for, masked_predict_log_density
 from ..likelihoods.rows import row_expected_log_likelihood
+from ..likelihoods.support import check_values_in_support
 from ..validation import (
     check_latents,
     check_observations,
@@ -378,7 +379,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         return tf.concat(out, axis=0)  # [N*]
 
     def _test_entries(self, Y_test, mask):
-        return check_observations(Y_test, mask, name="Y_test", num_outputs=self.output_dim, allow_empty_rows=True)
+        entries = check_observations(Y_test, mask, name="Y_test", num_outputs=self.output_dim, allow_empty_rows=True)
+        return check_values_in_support(self.likelihood, self.likelihood_columns, *entries, name="Y_test")
 
     def test_log_likelihood(self, Y_test, x_mean, x_var, *, mask=None, num_samples: int = 100, seed: int = 0) -> float:
         """Eq. 33 summed over rows and divided by the number of test entries (A.6 footnote: averaged)."""
@@ -391,8 +393,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
 
 @check_training_data.register(GPLVF)
 def _check_gplvf_data(model: GPLVF, data) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(values [N, D], mask [N, D], row index [N])`` for :class:`GPLVF`
-    (:func:`gpflow_ext.validation.check_rows_with_missing_data`)."""
-    return check_rows_with_missing_data(
+    """``(values [N, D], mask [N, D], row index [N])`` for :class:`GPLVF`, each observed value in its likelihood's."""
+    values, mask, rows = check_rows_with_missing_data(
         data, num_data=model.num_data, output_dim=model.output_dim, model_name=type(model).__name__
     )
+    return (*check_values_in_support(model.likelihood, model.likelihood_columns, values, mask, name="data"), rows)
