@@ -229,7 +229,8 @@ def run_mlgpf(
     (best first) as
     :func:`gpflow_ext.recipes.xmc_baselines.encode_rows` writes them, for paired comparisons. With
     ``ensemble_size`` E > 1, E models are trained with seeds ``seed``, ..., ``seed + E − 1`` and the test rows are
-    ranked by their averaged mean utilities (:func:`~gpflow_ext.recipes.mlgpf_ensemble.ensemble_top_k`; the
+    ranked by their averaged mean utilities (:func:`~gpflow_ext.recipes.mlgpf_ensemble.ensemble_top_k`; member e at
+    σ² ``member_kernel_variances[e]`` where set; the
     bound, history and timings are the first member's, ``"member_metrics"`` each member's test P@k). A config with
     ``kernel_variance_grid`` first gets σ² from the training rows alone
     (:func:`~gpflow_ext.recipes.mlgpf_auto.resolve_config`; its record under ``"tuning"``)."""
@@ -246,9 +247,10 @@ def run_mlgpf(
     with gpflow.config.as_context(precision):
         size = config.ensemble_size
         member_logdirs = [logdir if logdir is None or size == 1 else Path(logdir) / f"member_{e}" for e in range(size)]
-        members = [  # member e trains with seed + e: the first is the single model of the same config
+        variances = config.member_kernel_variances or (config.kernel_variance,) * size
+        members = [  # member e trains with seed + e (and its own σ², if set): the first is the single model
             _train_member(
-                dataclasses.replace(config, seed=config.seed + e),
+                dataclasses.replace(config, seed=config.seed + e, kernel_variance=variances[e]),
                 (X_train, Y_train),
                 (X_test, Y_test),
                 member_logdirs[e],

@@ -42,6 +42,7 @@ from ..metrics import ranking_metrics
 from ..validation import check_positive_int
 from .mlgpf_config import MLGPFConfig
 from .mlgpf_data import tuning_subsample
+from .mlgpf_ensemble import member_variances
 from .mlgpf_label_priors import (
     FREQUENCY_RULE,
     LABEL_WISE_RULE,
@@ -363,12 +364,16 @@ def resolved_config(config: MLGPFConfig, record: dict[str, Any]) -> MLGPFConfig:
     """``config`` with the choices of a tuning ``record`` (:func:`tune_kernel_variance`) in place of its rules:
     ``kernel_variance`` = the chosen σ²; with ``label_wise_variance`` or ``frequency_exponent_grid`` the
     ``label_kernel_variances`` (None when the chosen γ is 0: every label at σ², the plain rule's model); the grids
-    cleared; with ``input_transform_choices`` the record's ``input_transform``."""
+    cleared; with ``input_transform_choices`` the record's ``input_transform``; with ``ensemble_across_variances``
+    the members' σ² (:func:`~gpflow_ext.recipes.mlgpf_ensemble.member_variances`)."""
     if config.input_transform_choices is not None:
         if record.get("input_transform") not in config.input_transform_choices:
             raise ValueError("config.input_transform_choices is set but the tuning record chose none of them")
         transform = ROW_TRANSFORMS[record["input_transform"]]()
         config = dataclasses.replace(config, input_transform=transform, input_transform_choices=None)
+    if config.ensemble_across_variances:
+        members = member_variances(record, config.ensemble_size)
+        config = dataclasses.replace(config, ensemble_across_variances=False, member_kernel_variances=members)
     if not (config.label_wise_variance or config.frequency_exponent_grid is not None):
         return dataclasses.replace(config, kernel_variance=record["chosen"], kernel_variance_grid=None)
     if config.label_wise_variance and "label_variances" not in record:

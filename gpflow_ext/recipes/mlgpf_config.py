@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse
 
 from ..training.schedules import LEARNING_RATE_DECAYS
-from ..validation import check_choice, check_positive_int, check_positive_number
+from ..validation import check_choice, check_float_tuple, check_positive_int, check_positive_number
 
 __all__ = [
     "METHODS",
@@ -123,6 +123,10 @@ class MLGPFConfig:
         "l2")``); the inner cross-validation chooses ``input_transform`` among them (with σ² from the grid, if set).
     :param ensemble_size: E > 1 trains E models with seeds ``seed`` to ``seed + E − 1`` and ranks by their
         averaged mean utilities (:func:`~gpflow_ext.recipes.mlgpf_ensemble.ensemble_top_k`); 1: one model.
+    :param ensemble_across_variances: with ``kernel_variance_grid`` and E > 1, member e trains at the e-th best σ²
+        of the inner cross-validation (:data:`~gpflow_ext.recipes.mlgpf_ensemble.MEMBER_VARIANCES_RULE`), not all at one.
+    :param member_kernel_variances: each member's σ² [E] (the outcome of ``ensemble_across_variances``, or given);
+        None: every member at ``kernel_variance``.
     """
 
     kernel: str = "linear"
@@ -158,6 +162,8 @@ class MLGPFConfig:
     init_from_map: bool = False
     rank_by_probability: bool = False
     input_transform_choices: tuple[str, ...] | None = None
+    ensemble_across_variances: bool = False
+    member_kernel_variances: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -171,7 +177,7 @@ class MLGPFConfig:
             check_positive_number(self.kernel_variance, "kernel_variance", "a positive finite float or None")
         if self.kernel_variance_grid is not None:
             object.__setattr__(
-                self, "kernel_variance_grid", _float_tuple(self.kernel_variance_grid, "kernel_variance_grid")
+                self, "kernel_variance_grid", check_float_tuple(self.kernel_variance_grid, "kernel_variance_grid")
             )
         check_positive_int(self.tuning_folds, "tuning_folds")
         if self.tuning_folds < 2:
@@ -188,7 +194,7 @@ class MLGPFConfig:
         if self.label_wise_variance and self.kernel_variance_grid is None:
             raise ValueError("label_wise_variance=True chooses each label's σ² from kernel_variance_grid: set the grid")
         if self.frequency_exponent_grid is not None:
-            grid = _float_tuple(self.frequency_exponent_grid, "frequency_exponent_grid", positive=False)
+            grid = check_float_tuple(self.frequency_exponent_grid, "frequency_exponent_grid", positive=False)
             if self.kernel_variance_grid is None or self.tuning_extensions or self.label_wise_variance:
                 raise ValueError(
                     "frequency_exponent_grid is chosen with σ² on kernel_variance_grid as given: set the grid, "
@@ -199,7 +205,7 @@ class MLGPFConfig:
         if (label_wise or self.label_kernel_variances is not None) and not self.independent_labels:
             raise ValueError("label-wise prior variances need independent_labels=True (one latent GP per label)")
         if self.label_kernel_variances is not None:
-            values = _float_tuple(self.label_kernel_variances, "label_kernel_variances")
+            values = check_float_tuple(self.label_kernel_variances, "label_kernel_variances")
             if self.kernel_variance is None:
                 raise ValueError("label_kernel_variances needs kernel_variance (the kernel's σ²) to be set")
             object.__setattr__(self, "label_kernel_variances", values)
@@ -211,6 +217,10 @@ class MLGPFConfig:
             object.__setattr__(self, "input_transform_choices", row_transform_names(self.input_transform_choices))
             if self.kernel_variance_grid is None and self.kernel_variance is None:
                 raise ValueError("input_transform_choices are chosen at kernel_variance or on kernel_variance_grid")
+        from .mlgpf_ensemble import check_member_variances
+
+        members = check_member_variances(self, label_wise or self.label_kernel_variances is not None)
+        object.__setattr__(self, "member_kernel_variances", members)
 
     @property
     def method(self) -> str:
@@ -242,19 +252,6 @@ class MLGPFConfig:
         transform = self.input_transform
         out["input_transform"] = None if transform is None else getattr(transform, "__name__", repr(transform))
         return out
-
-
-def _float_tuple(values: Any, name: str, positive: bool = True) -> tuple[float, ...]:
-    """A config field's non-empty sequence of finite (and, with ``positive``, positive) floats as a tuple, or a
-    ValueError naming the field."""
-    if isinstance(values, str) or not hasattr(values, "__iter__") or len(tuple(values)) == 0:
-        raise ValueError(f"{name} must be a non-empty sequence of floats or None, got {values!r}")
-    for value in values:
-        if positive:
-            check_positive_number(value, name, "positive finite floats")
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-            raise ValueError(f"{name} must hold finite floats, got {values!r}")
-    return tuple(float(v) for v in values)
 
 
 def epochs_for_min_steps(epochs: int, min_steps: int, num_rows: int, batch_size: int) -> int:

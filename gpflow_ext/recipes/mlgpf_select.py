@@ -311,6 +311,8 @@ def _key(config: dict[str, Any]) -> str:
         "init_from_map",
         "rank_by_probability",
         "input_transform_choices",
+        "ensemble_across_variances",
+        "member_kernel_variances",
     ):
         if not config.get(field):  # unset: as in files written before the field existed
             config = {k: v for k, v in config.items() if k != field}

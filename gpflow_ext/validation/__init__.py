@@ -24,7 +24,14 @@ This module sits below every other gpflow_ext module: it imports only numpy, sci
 GPflow, and nothing from the rest of gpflow_ext (which registers its rules here instead).
 """
 
-from .arguments import check_choice, check_model, check_positive_int, check_positive_number, check_positive_values
+from .arguments import (
+    check_choice,
+    check_float_tuple,
+    check_model,
+    check_positive_int,
+    check_positive_number,
+    check_positive_values,
+)
 from .arrays import (
     check_data,
     check_data_tuple,
@@ -45,6 +52,7 @@ from .labels import (
 from .latents import check_equal_variances, check_latents, check_rows_with_missing_data
 
 __all__ = [
+    "check_float_tuple",
     "check_data",
     "check_positive_int",
     "check_positive_number",

@@ -90,3 +90,16 @@ def check_choice(value: Any, name: str, choices: Sequence[Any]) -> Any:
     if not any(value is choice or (type(value) is type(choice) and value == choice) for choice in choices):
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
     return value
+
+
+def check_float_tuple(values: Any, name: str, positive: bool = True) -> tuple[float, ...]:
+    """A non-empty sequence of finite (and, with ``positive``, positive) floats as a tuple, or a ValueError naming
+    ``name``."""
+    if isinstance(values, str) or not hasattr(values, "__iter__") or len(tuple(values)) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of floats or None, got {values!r}")
+    for value in values:
+        if positive:
+            check_positive_number(value, name, "positive finite floats")
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+            raise ValueError(f"{name} must hold finite floats, got {values!r}")
+    return tuple(float(v) for v in values)
