@@ -28,6 +28,8 @@ PROBABILITY = f"{STORE}/four-sets-cv-5fold-probability.json"
 TRANSFORM = f"{STORE}/four-sets-cv-5fold-transform.json"
 #: the rows as given as a third transform to choose from (the four sets' folds, with the rule's ranking)
 ROWS_AS_GIVEN = f"{STORE}/four-sets-cv-5fold-rows-as-given.json"
+#: ``best`` beside the same ensemble with its members at the best σ² of the inner cross-validation
+VARIANCE_ENSEMBLE = f"{STORE}/four-sets-cv-5fold-variance-ensemble.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -135,7 +137,9 @@ def _label(candidate: dict[str, Any]) -> str:
         label += f", the rows' transform chosen with σ² ({choices})"
     if config.get("ensemble_size", 1) > 1:
         averaged = "probabilities" if config.get("rank_by_probability") else "mean utilities"
-        label += f", an ensemble of {config['ensemble_size']} seeds (averaged {averaged})"
+        size = config["ensemble_size"]
+        members = f" at the {size} best σ² of the inner cross-validation" if config.get("ensemble_across_variances") else ""
+        label += f", an ensemble of {size} seeds{members} (averaged {averaged})"
     if config.get("rank_by_probability"):
         label += ", labels ranked by their predictive probability"
     return label
@@ -259,6 +263,37 @@ def rows_as_given_table() -> str:
 @generator("mlgpf-four-sets-rows-as-given-rank")
 def rows_as_given_rank_sentence() -> str:
     return _rank_sentence(ROWS_AS_GIVEN)
+
+
+@generator("mlgpf-four-sets-variance-ensemble")
+def variance_ensemble_table() -> str:
+    """``best`` and the same ensemble at the best σ² of each fold's inner cross-validation: means on the folds both
+    have, and per fold the chosen σ² (with the rows' transform) and, for the second, the members' σ²."""
+    from gpflow_ext.recipes.mlgpf_ensemble import member_variances
+
+    cv = load(VARIANCE_ENSEMBLE)
+    rows = []
+    for dataset, outcome in cv["datasets"].items():
+        common = _common_folds(outcome)
+        if common is None:
+            continue
+        for candidate, summary in zip(outcome["candidates"], common["candidates"]):
+            config = candidate["config"]
+            chosen = []
+            for split in (s for s in candidate["splits"] if s["split"] in common["folds"]):
+                members = member_variances(split["tuning"], config["ensemble_size"])
+                across = config.get("ensemble_across_variances")
+                chosen.append(_chosen(split["tuning"]) + (f" ({', '.join(f'{v:g}' for v in members)})" if across else ""))
+            rows.append([NAMES.get(dataset, dataset), _label(candidate), ", ".join(map(str, common["folds"])),
+                         *[fmt(summary[f"P@{k} mean"]) for k in KS], "; ".join(chosen)])
+    header = ["set", "candidate", "folds", "P@1 mean", "P@3 mean", "P@5 mean",
+              "σ² chosen per fold [transform] (members' σ²)"]
+    return markdown_table(header, rows)
+
+
+@generator("mlgpf-four-sets-variance-ensemble-rank")
+def variance_ensemble_rank_sentence() -> str:
+    return _rank_sentence(VARIANCE_ENSEMBLE)
 
 
 @generator("mlgpf-four-sets-extension")
