@@ -68,13 +68,18 @@ def _name(method: str) -> str:
     return PEERS.get(method, method)
 
 
-def _chosen(tuning: dict[str, Any]) -> str:
-    """The σ² an inner cross-validation chose, with `(lowest)` / `(highest)` when it is an end of its grid."""
+def _chosen(tuning: dict[str, Any], config: dict[str, Any] | None = None) -> str:
+    """The σ² an inner cross-validation chose, with `(lowest)` / `(highest)` when it is an end of its grid, the
+    rows' transform chosen with it, and for an ensemble across σ² (``config``) its members' σ² in order."""
     from gpflow_ext.recipes.mlgpf_auto import grid_end
+    from gpflow_ext.recipes.mlgpf_ensemble import member_variances
 
     end = grid_end(tuning["chosen"], tuning["grid"])
     transform = TRANSFORM_NAMES.get(tuning.get("input_transform"), tuning.get("input_transform"))
-    return f"{tuning['chosen']:g}" + (f" ({end})" if end else "") + (f" [{transform}]" if transform else "")
+    text = f"{tuning['chosen']:g}" + (f" ({end})" if end else "") + (f" [{transform}]" if transform else "")
+    if config is not None and config.get("ensemble_across_variances"):
+        text += " (members " + " / ".join(f"{v:g}" for v in member_variances(tuning, config["ensemble_size"])) + ")"
+    return text
 
 
 #: the rows' transforms as the tables name them (``gpflow_ext.data.transforms.ROW_TRANSFORMS``)
@@ -181,7 +186,7 @@ def _label_prior_table(path: str, per_label: bool = True) -> str:
             continue
         for candidate, summary in zip(outcome["candidates"], common["candidates"]):
             splits = [s for s in candidate["splits"] if s["split"] in common["folds"]]
-            chosen = [_chosen(s["tuning"]) for s in splits if "tuning" in s]
+            chosen = [_chosen(s["tuning"], candidate["config"]) for s in splits if "tuning" in s]
             rows.append([NAMES.get(dataset, dataset), _label(candidate), ", ".join(map(str, common["folds"])),
                          *[fmt(summary[f"P@{k} mean"]) for k in KS], ", ".join(chosen) or "-",
                          *([_per_label_choice(splits)] if per_label else [])])
@@ -267,28 +272,7 @@ def rows_as_given_rank_sentence() -> str:
 
 @generator("mlgpf-four-sets-variance-ensemble")
 def variance_ensemble_table() -> str:
-    """``best`` and the same ensemble at the best σ² of each fold's inner cross-validation: means on the folds both
-    have, and per fold the chosen σ² (with the rows' transform) and, for the second, the members' σ²."""
-    from gpflow_ext.recipes.mlgpf_ensemble import member_variances
-
-    cv = load(VARIANCE_ENSEMBLE)
-    rows = []
-    for dataset, outcome in cv["datasets"].items():
-        common = _common_folds(outcome)
-        if common is None:
-            continue
-        for candidate, summary in zip(outcome["candidates"], common["candidates"]):
-            config = candidate["config"]
-            chosen = []
-            for split in (s for s in candidate["splits"] if s["split"] in common["folds"]):
-                members = member_variances(split["tuning"], config["ensemble_size"])
-                across = config.get("ensemble_across_variances")
-                chosen.append(_chosen(split["tuning"]) + (f" ({', '.join(f'{v:g}' for v in members)})" if across else ""))
-            rows.append([NAMES.get(dataset, dataset), _label(candidate), ", ".join(map(str, common["folds"])),
-                         *[fmt(summary[f"P@{k} mean"]) for k in KS], "; ".join(chosen)])
-    header = ["set", "candidate", "folds", "P@1 mean", "P@3 mean", "P@5 mean",
-              "σ² chosen per fold [transform] (members' σ²)"]
-    return markdown_table(header, rows)
+    return _label_prior_table(VARIANCE_ENSEMBLE, per_label=False)
 
 
 @generator("mlgpf-four-sets-variance-ensemble-rank")
