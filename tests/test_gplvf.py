@@ -569,8 +569,10 @@ def test_bad_inputs_give_clear_errors():
         GPLVF(Y, 2, 3, mask=np.full(Y.shape, 2))
     with pytest.raises(ValueError, match="latent_dim"):
         GPLVF(Y, 0, 3)
-    with pytest.raises(ValueError, match="Z must have shape"):
+    with pytest.raises(ValueError, match=r"Z must be finite, of shape \[num_inducing=3, Q=2\], got \(4, 2\)"):
         GPLVF(Y, 2, 3, Z=np.zeros((4, 2)))
+    with pytest.raises(ValueError, match="Z must be finite"):  # before GPflow's Parameter check inside TensorFlow
+        GPLVF(Y, 2, 3, Z=np.where(np.eye(3, 2) > 0, np.nan, 0.0))
     with pytest.raises(ValueError, match="x_var must be strictly positive"):
         model.predict_y_marginal(np.zeros((2, 2)), np.zeros((2, 2)))
     with pytest.raises(ValueError, match="Xnew must have 2 columns"):

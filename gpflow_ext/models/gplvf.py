@@ -119,8 +119,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         X_var = np.full((num_data, latent_dim), 0.1) if X_var is None else X_var
         X_mean, X_var = check_latents(X_mean, X_var, latent_dim, num_data)
         Z = distinct_rows(X_mean, num_inducing, rng) if Z is None else np.asarray(Z, dtype=np.float64)
-        if Z.shape != (num_inducing, latent_dim):
-            raise ValueError(f"Z must have shape [num_inducing={num_inducing}, latent_dim={latent_dim}], got {Z.shape}")
+        if Z.shape != (num_inducing, latent_dim) or not np.all(np.isfinite(Z)):
+            raise ValueError(f"Z must be finite, of shape [num_inducing={num_inducing}, Q={latent_dim}], got {Z.shape}")
         self.inducing_variable = gpflow.inducing_variables.InducingPoints(Z)
 
         if kernel is None:
