@@ -39,7 +39,7 @@ from ..models import MLGPF
 from ..training import FunctionCallback, TensorBoard, fit
 from ..training.schedules import decayed_learning_rate
 from ..utilities import to_input_tensor
-from ..validation import check_multilabel_data
+from ..validation import check_input_matrix, check_multilabel_data
 from .mlgpf_auto import resolve_config
 from .mlgpf_config import Matrix, MLGPFConfig
 from .mlgpf_data import load_xmc, synthetic_multilabel
@@ -234,6 +234,8 @@ def run_mlgpf(
     bound, history and timings are the first member's, ``"member_metrics"`` each member's test P@k). A config with
     ``kernel_variance_grid`` first gets σ² from the training rows alone
     (:func:`~gpflow_ext.recipes.mlgpf_auto.resolve_config`; its record under ``"tuning"``)."""
+    for name, (X_part, _) in (("train[0] (X)", train), ("test[0] (X)", test)):  # before any fold or transform
+        check_input_matrix(X_part, name, allow_sparse=True, integer="cast", what="inputs")
     tuning_start = time.perf_counter()
     config, tuning = resolve_config(config, *train)
     if tuning is not None:

@@ -39,7 +39,7 @@ from check_shapes import check_shapes
 from ..data.transforms import ROW_TRANSFORMS
 from ..inducing_variables.subspace import subspace_basis
 from ..metrics import ranking_metrics
-from ..validation import check_positive_int
+from ..validation import check_input_matrix, check_positive_int
 from .mlgpf_config import MLGPFConfig
 from .mlgpf_data import tuning_subsample
 from .mlgpf_ensemble import member_variances
@@ -301,6 +301,7 @@ def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, di
     and no grid, record)``, or ``(config, None)`` when there is nothing to choose."""
     if not isinstance(config, MLGPFConfig):
         raise TypeError(f"config must be an MLGPFConfig, got {type(config).__name__}")
+    check_input_matrix(X, "X", allow_sparse=True, integer="cast", what="inputs")  # rows as given, before any fold
     config = config.with_min_steps(X.shape[0])
     if config.kernel_variance_grid is None and config.input_transform_choices is None:
         return config, None
