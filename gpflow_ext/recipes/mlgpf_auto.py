@@ -291,17 +291,19 @@ TRANSFORM_RULE = (
 )
 
 
-def resolve_config(config: MLGPFConfig, X: Any, Y: Any) -> tuple[MLGPFConfig, dict[str, Any] | None]:
+def resolve_config(
+    config: MLGPFConfig, X: Any, Y: Any, *, name: str = "X"
+) -> tuple[MLGPFConfig, dict[str, Any] | None]:
     """The config as trained on the training rows ``(X, Y)``: ``min_steps`` turned into epochs
     (:meth:`~gpflow_ext.recipes.mlgpf_config.MLGPFConfig.with_min_steps`) and, when ``config.kernel_variance_grid``
     is set, σ² chosen by :func:`tune_kernel_variance` on those rows (as read: the config's ``rows_transform()`` is
     fitted inside each inner fold). With ``input_transform_choices`` the rows' transform is chosen too
     (:data:`TRANSFORM_RULE`; the record then has ``"input_transform"``, the chosen name, and
     ``"input_transform_scores"``; without a grid, at the config's σ²). Returns ``(config with kernel_variance = σ²
-    and no grid, record)``, or ``(config, None)`` when there is nothing to choose."""
+    and no grid, record)``, or ``(config, None)`` when there is nothing to choose. ``name``: what errors call X."""
     if not isinstance(config, MLGPFConfig):
         raise TypeError(f"config must be an MLGPFConfig, got {type(config).__name__}")
-    check_input_matrix(X, "X", allow_sparse=True, integer="cast", what="inputs")  # rows as given, before any fold
+    check_input_matrix(X, name, allow_sparse=True, integer="cast", what="inputs")  # rows as given, before any fold
     config = config.with_min_steps(X.shape[0])
     if config.kernel_variance_grid is None and config.input_transform_choices is None:
         return config, None
