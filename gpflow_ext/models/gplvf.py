@@ -49,6 +49,7 @@ from ..validation import (
     check_rows_with_missing_data,
     check_training_data,
 )
+from ..variational.packed_lower import lower_factors, whitened_gauss_kl
 
 __all__ = ["GPLVF"]
 
@@ -109,11 +110,8 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         super().__init__()
         rng = np.random.default_rng(seed)
         self.num_data, self.output_dim, self.latent_dim = int(num_data), int(output_dim), int(latent_dim)
-        self.num_samples = int(num_samples)
-        self.whiten = bool(whiten)
-        self.kl_x = kl_x
-        self._values = values
-        self._mask = observed
+        self.num_samples, self.whiten, self.kl_x = int(num_samples), bool(whiten), kl_x
+        self._values, self._mask = values, observed
 
         X_mean = pca_latents(values, observed, latent_dim, rng) if X_mean is None else X_mean
         X_var = np.full((num_data, latent_dim), 0.1) if X_var is None else X_var
@@ -242,10 +240,11 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         return columnwise_predict_mean_and_var(self.likelihood, self.likelihood_columns, Xnew, f_mean, f_var)
 
     def prior_kl(self, q_sqrt=None) -> tf.Tensor:
-        """Σ_d KL(q(u_d) ‖ p(u_d)), closed form (``q_sqrt``: the value of ``self.q_sqrt`` when already computed)."""
-        q_sqrt = self.q_sqrt if q_sqrt is None else q_sqrt
-        inducing_variable, kernel = self.inducing_variable, self.kernel
-        return gpflow.kullback_leiblers.prior_kl(inducing_variable, kernel, self.q_mu, q_sqrt, whiten=self.whiten)
+        """Σ_d KL(q(u_d) ‖ p(u_d)), closed form (``q_sqrt``: ``self.q_sqrt``'s value, if computed, when not whitened)."""
+        if self.whiten:
+            return whitened_gauss_kl(self.q_mu, self.q_sqrt)
+        q_sqrt = lower_factors(self.q_sqrt) if q_sqrt is None else q_sqrt
+        return gpflow.kullback_leiblers.prior_kl(self.inducing_variable, self.kernel, self.q_mu, q_sqrt, whiten=False)
 
     @check_shapes(
         "values: [B, D]",
@@ -274,7 +273,7 @@ class GPLVF(BayesianModel, ExternalDataTrainingLossMixin):
         with tf.name_scope("local_parameters"):  # name scopes: where a profiler trace puts each part's ops
             x_mean, x_var = self.local_parameters(values, mask, row_index)
         with tf.name_scope("q_sqrt"):
-            q_sqrt = tf.convert_to_tensor(self.q_sqrt)  # [D, M, M]: its transform once, for both terms
+            q_sqrt = lower_factors(self.q_sqrt)  # [D, M, M]: its transform once, for both terms
         with tf.name_scope("row_terms"):
             expected_log_lik, kl_x = self.row_terms(values, mask, x_mean, x_var, base_noise, q_sqrt=q_sqrt)
         with tf.name_scope("prior_kl"):

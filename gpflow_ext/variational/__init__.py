@@ -4,6 +4,7 @@ from . import kronecker
 from .grid_priors import CirculantGridPrior, GridPrior, ToeplitzGridPrior
 from .kronecker import KroneckerGaussian
 from .latent_gps import FreeInducingPoints, KISSGPGrid, LatentGPs
+from .packed_lower import fill_lower, lower_factors, packed_layout, whitened_gauss_kl, whitened_gauss_kl_packed
 from .preconditioned import (
     PreconditionedGaussian,
     preconditioned_conditional,
@@ -28,4 +29,9 @@ __all__ = [
     "KISSGPGrid",
     "LatentGPs",
     "kronecker",
+    "fill_lower",
+    "lower_factors",
+    "packed_layout",
+    "whitened_gauss_kl",
+    "whitened_gauss_kl_packed",
 ]

@@ -1,0 +1,136 @@
+"""q(u_d) = N(m_d, L_d L_dᵀ) for D outputs whose lower factors are stored packed, as GPflow's ``triangular()``
+transform (tfp ``FillTriangular``) stores them: each L_d as the vector of its M(M+1)/2 lower-triangle entries.
+
+Two parts of a bound on such a parameter, each with its gradient written out:
+
+* :func:`fill_lower`: tfp's ``fill_triangular`` forward. The map only places each packed entry at one position of
+  the lower triangle, so its adjoint reads those positions back: one gather, where autodiff goes back through
+  tfp's slice, reverse, concatenation and band.
+* :func:`whitened_gauss_kl_packed`: Σ_d KL(N(m_d, L_d L_dᵀ) ‖ N(0, I)) = ½ Σ_d (‖m_d‖² + ‖L_d‖²_F - M - log|L_d L_dᵀ|)
+  from the packed entries themselves: ‖L_d‖²_F is the sum of squares of its packed vector and log|L_d L_dᵀ| needs only
+  its M diagonal entries; nothing is filled, and the gradient is m_d and P - 1/P on the diagonal entries.
+
+Both equal GPflow's (``tf.convert_to_tensor`` of the parameter, ``gpflow.kullback_leiblers.gauss_kl``) to rounding.
+"""
+
+from functools import cache
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+import tensorflow_probability as tfp
+from check_shapes import check_shapes
+
+__all__ = [
+    "packed_layout",
+    "fill_lower",
+    "whitened_gauss_kl_packed",
+    "lower_factors",
+    "whitened_gauss_kl",
+]
+
+
+@cache
+def packed_layout(num_inducing: int) -> tuple[np.ndarray, np.ndarray]:
+    """For tfp's packing of an M x M lower triangle (``fill_triangular(x)``, x of length M(M+1)/2): the flat position
+    in the M x M matrix of each packed entry [M(M+1)/2], and the packed index of each diagonal entry [M]."""
+    m = num_inducing
+    size = m * (m + 1) // 2
+    entries = np.arange(size)
+    # tfp.math.fill_triangular's lower layout: the tail x[m:] then x reversed, read row by row, lower triangle kept
+    layout = np.concatenate([entries[m:], entries[::-1]]).reshape(m, m)
+    rows, cols = np.tril_indices(m)
+    flat_position = np.empty(size, dtype=np.int64)
+    flat_position[layout[rows, cols]] = rows * m + cols
+    return flat_position, layout[np.arange(m), np.arange(m)].astype(np.int64)
+
+
+def _num_inducing(packed) -> int:
+    size = packed.shape[-1]
+    if size is None:
+        raise ValueError(f"packed: the last dimension M(M+1)/2 must be static, got shape {packed.shape}")
+    m = int(round((np.sqrt(8 * size + 1) - 1) / 2))
+    if m * (m + 1) // 2 != size:
+        raise ValueError(f"packed: the last dimension must be M(M+1)/2 for an integer M, got {size}")
+    return m
+
+
+@check_shapes(
+    "packed: [batch..., K]",
+)
+def fill_lower(packed) -> tf.Tensor:
+    """The lower-triangular matrices [..., M, M] of packed entries [..., M(M+1)/2] (``tfp.math.fill_triangular``),
+    with the gradient written out as the gather of the packed entries' positions."""
+    return _fill_lower(packed, _num_inducing(packed))
+
+
+def _fill_lower(packed, num_inducing: int):
+    flat_position, _ = packed_layout(num_inducing)
+
+    @tf.custom_gradient
+    def fill(x):
+        def gradient(upstream):  # [..., M, M]
+            flat = tf.reshape(upstream, [-1, num_inducing * num_inducing])  # [B, M*M]
+            # rows of the transposed matrix are contiguous: a gather along axis 0 is the fast one
+            read = tf.transpose(tf.gather(tf.transpose(flat), flat_position))  # [B, K]
+            return tf.reshape(read, tf.shape(x))
+
+        return tfp.math.fill_triangular(x), gradient
+
+    return fill(packed)
+
+
+@check_shapes(
+    "q_mu: [M, D]",
+    "packed: [D, K]",
+    "return: []",
+)
+def whitened_gauss_kl_packed(q_mu, packed) -> tf.Tensor:
+    """Σ_d KL(N(m_d, L_d L_dᵀ) ‖ N(0, I_M)) from the means q_mu [M, D] and the packed lower factors [D, M(M+1)/2];
+    equals ``gpflow.kullback_leiblers.gauss_kl(q_mu, fill_lower(packed))``."""
+    num_inducing = _num_inducing(packed)
+    if q_mu.shape[0] is not None and q_mu.shape[0] != num_inducing:
+        raise ValueError(f"q_mu has {q_mu.shape[0]} rows but packed holds {num_inducing} x {num_inducing} factors")
+    _, diagonal = packed_layout(num_inducing)
+    selector = np.zeros((num_inducing * (num_inducing + 1) // 2, num_inducing))  # [K, M]: packed -> diagonal
+    selector[diagonal, np.arange(num_inducing)] = 1.0
+
+    @tf.custom_gradient
+    def kl(mean, x):
+        select = tf.constant(selector, dtype=x.dtype)  # [K, M]
+        diag = tf.matmul(x, select)  # [D, M]: a product, not a gather along the short axis (far slower on CPU)
+        size = tf.cast(tf.size(mean), mean.dtype)
+        twice_kl = tf.reduce_sum(tf.square(mean)) + tf.reduce_sum(tf.square(x)) - size
+        twice_kl -= tf.reduce_sum(tf.math.log(tf.square(diag)))
+
+        def gradient(upstream):
+            on_diagonal = tf.reduce_sum(select, axis=1)  # [K]: 1 at the diagonal entries
+            inverse_diagonal = tf.math.divide_no_nan(on_diagonal, x)  # [D, K]: 1/x on the diagonal, 0 elsewhere
+            return upstream * mean, upstream * (x - inverse_diagonal)
+
+        return 0.5 * twice_kl, gradient
+
+    return kl(tf.convert_to_tensor(q_mu), tf.convert_to_tensor(packed))
+
+
+def _packed(q_sqrt) -> tf.Tensor | None:
+    """The packed entries of a ``gpflow.Parameter`` under tfp's ``FillTriangular`` transform, else None."""
+    if isinstance(q_sqrt, gpflow.Parameter) and isinstance(q_sqrt.transform, tfp.bijectors.FillTriangular):
+        return tf.convert_to_tensor(q_sqrt.unconstrained_variable)
+    return None
+
+
+def lower_factors(q_sqrt) -> tf.Tensor:
+    """The value [..., M, M] of a q_sqrt: by :func:`fill_lower` for a parameter stored packed (GPflow's
+    ``triangular()``), else ``tf.convert_to_tensor``."""
+    packed = _packed(q_sqrt)
+    return tf.convert_to_tensor(q_sqrt) if packed is None else fill_lower(packed)
+
+
+def whitened_gauss_kl(q_mu, q_sqrt) -> tf.Tensor:
+    """Σ_d KL(q(u_d) ‖ N(0, I)): :func:`whitened_gauss_kl_packed` for a parameter stored packed, else GPflow's
+    ``gauss_kl``."""
+    packed = _packed(q_sqrt)
+    if packed is None:
+        return gpflow.kullback_leiblers.gauss_kl(q_mu, q_sqrt)
+    return whitened_gauss_kl_packed(q_mu, packed)
