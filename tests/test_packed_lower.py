@@ -2,6 +2,8 @@
 gradients against tfp's ``fill_triangular`` and GPflow's ``gauss_kl`` differentiated by autodiff, and GPLVF's KL
 term against GPflow's ``prior_kl``."""
 
+import json
+
 import gpflow
 import numpy as np
 import pytest
@@ -130,3 +132,15 @@ def test_gplvfs_kl_term_and_its_gradient_equal_gpflows_prior_kl(whiten):
     )
     for got, want in zip(value_and_gradients(model.prior_kl), expected):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+def test_side_by_side_benchmark_smoke_gives_gpflows_bound_and_gradients(run_python, data_dir, dataset_path, tmp_path):
+    dataset_path("movielens-100k", "u.data.gz")
+    output = tmp_path / "packed_lower.json"
+    run_python("-m", "benchmarks.gplvf_packed_lower", "--smoke", "--batch-sizes", "16,64", "--data-dir", data_dir,
+               "--output", output)
+    rows = json.loads(output.read_text())["rows"]
+    assert [row["batch size"] for row in rows] == [16, 64]
+    for row in rows:
+        assert row["bound relative difference"] < 1e-12 and row["gradient relative difference"] < 1e-10
+        assert row["ours s/step"] > 0 and row["GPflow's forms / ours"] > 0

@@ -55,6 +55,12 @@ def _num_inducing(packed) -> int:
     return m
 
 
+def _current_scope() -> str:
+    """The current name scope as an absolute scope for ``tf.name_scope`` (a gradient function runs outside it)."""
+    scope = tf.get_current_name_scope()
+    return scope + "/" if scope else ""
+
+
 @check_shapes(
     "packed: [batch..., K]",
 )
@@ -69,11 +75,14 @@ def _fill_lower(packed, num_inducing: int):
 
     @tf.custom_gradient
     def fill(x):
+        scope = _current_scope()
+
         def gradient(upstream):  # [..., M, M]
-            flat = tf.reshape(upstream, [-1, num_inducing * num_inducing])  # [B, M*M]
-            # rows of the transposed matrix are contiguous: a gather along axis 0 is the fast one
-            read = tf.transpose(tf.gather(tf.transpose(flat), flat_position))  # [B, K]
-            return tf.reshape(read, tf.shape(x))
+            with tf.name_scope(scope):  # the forward pass's scope, where a profiler trace looks for it
+                flat = tf.reshape(upstream, [-1, num_inducing * num_inducing])  # [B, M*M]
+                # rows of the transposed matrix are contiguous: a gather along axis 0 is the fast one
+                read = tf.transpose(tf.gather(tf.transpose(flat), flat_position))  # [B, K]
+                return tf.reshape(read, tf.shape(x))
 
         return tfp.math.fill_triangular(x), gradient
 
@@ -102,11 +111,13 @@ def whitened_gauss_kl_packed(q_mu, packed) -> tf.Tensor:
         size = tf.cast(tf.size(mean), mean.dtype)
         twice_kl = tf.reduce_sum(tf.square(mean)) + tf.reduce_sum(tf.square(x)) - size
         twice_kl -= tf.reduce_sum(tf.math.log(tf.square(diag)))
+        scope = _current_scope()
 
         def gradient(upstream):
-            on_diagonal = tf.reduce_sum(select, axis=1)  # [K]: 1 at the diagonal entries
-            inverse_diagonal = tf.math.divide_no_nan(on_diagonal, x)  # [D, K]: 1/x on the diagonal, 0 elsewhere
-            return upstream * mean, upstream * (x - inverse_diagonal)
+            with tf.name_scope(scope):
+                on_diagonal = tf.reduce_sum(select, axis=1)  # [K]: 1 at the diagonal entries
+                inverse_diagonal = tf.math.divide_no_nan(on_diagonal, x)  # [D, K]: 1/x on the diagonal, 0 elsewhere
+                return upstream * mean, upstream * (x - inverse_diagonal)
 
         return 0.5 * twice_kl, gradient
 
