@@ -473,6 +473,20 @@ def speed_passes_ratios() -> str:
                "`RowSums()`'s written-out gradient (`tf.function` / XLA step)" if written else ""))
 
 
+PACKED_LOWER = "peers/gplvf_packed_lower.json"
+
+
+@generator("gplvf-packed-lower")
+def table_packed_lower() -> str:
+    """The step with the packed fill and KL against GPflow's forms, side by side, per batch size."""
+    rows = [[r["batch size"], fmt(1e3 * r["ours s/step"], 1), fmt(1e3 * r["GPflow's forms s/step"], 1),
+             fmt(r["GPflow's forms / ours"], 2), f"{r['bound relative difference']:.0e}",
+             f"{r['gradient relative difference']:.0e}"] for r in load(f"{STORE}/{PACKED_LOWER}")["rows"]]
+    return markdown_table(["batch size", "packed fill and KL, ms / step", "GPflow's fill and `gauss_kl`, ms / step",
+                           "GPflow's / packed", "bound, relative difference",
+                           "gradients, largest relative difference"], rows)
+
+
 @generator("gplvf-variance-by")
 def table_variance_by() -> str:
     rows = []
