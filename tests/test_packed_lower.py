@@ -20,7 +20,7 @@ from gpflow_ext.variational.packed_lower import (
 )
 
 
-@pytest.mark.parametrize("num_inducing", [1, 2, 3, 7, 20])
+@pytest.mark.parametrize("num_inducing", [1, 2, 3, 4, 7, 20, 31, 64])
 def test_layout_is_tfps_packing(num_inducing):
     size = num_inducing * (num_inducing + 1) // 2
     filled = tfp.math.fill_triangular(np.arange(1.0, size + 1)).numpy().reshape(-1)  # [M*M]: packed index + 1
@@ -28,6 +28,8 @@ def test_layout_is_tfps_packing(num_inducing):
     np.testing.assert_array_equal(filled[flat_position], np.arange(1.0, size + 1))
     assert np.count_nonzero(filled) == size
     np.testing.assert_array_equal(np.diag(filled.reshape(num_inducing, num_inducing)), diagonal + 1.0)
+    entries, stride = np.arange(size), num_inducing + 1  # the two progressions the KL slices
+    np.testing.assert_array_equal(np.sort(diagonal), np.sort(np.r_[entries[::stride], entries[num_inducing::stride]]))
 
 
 @pytest.mark.parametrize("shape", [(6,), (4, 10), (2, 3, 21), (5, 210)])
