@@ -1,8 +1,8 @@
 """GPLVF's training step with q_sqrt's fill and the whitened KL(q(u) ‖ p(u)) from the packed factors
 (``gpflow_ext.variational.packed_lower``), side by side with GPflow's forms in the same process.
 
-    python -m benchmarks.gplvf_packed_lower --data-dir DIR [--batch-sizes 64,256,943] [--rounds 8]
-        [--steps-per-round 40] [--output r.json]
+    python -m benchmarks.gplvf_packed_lower --data-dir DIR [--batch-sizes 64,256,943] [--rounds 20]
+        [--steps-per-round 20] [--output r.json]
 
 * Ours: ``GPLVF`` as built (q_sqrt under GPflow's ``triangular()``): ``fill_lower`` (tfp's fill with its gradient
   written out as one gather) and ``whitened_gauss_kl_packed`` (the KL from the packed entries, nothing filled).
@@ -71,8 +71,8 @@ def alternating_medians(steps: dict, rounds: int, steps_per_round: int) -> dict[
 def main(argv=None):
     parser = base_parser(__doc__.split("\n")[0], epochs=False, logdir=False)
     parser.add_argument("--batch-sizes", default="64,256,943", help="comma-separated minibatch sizes")
-    parser.add_argument("--rounds", type=int, default=8, help="alternating rounds of timed steps")
-    parser.add_argument("--steps-per-round", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=20, help="alternating rounds of timed steps")
+    parser.add_argument("--steps-per-round", type=int, default=20)
     parser.add_argument("--latent-dim", type=int, default=10)
     parser.add_argument("--num-inducing", type=int, default=20)
     parser.add_argument("--smoke", action="store_true", help="tiny run for the tests: 2 rounds of 2 steps")
