@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
 
+from benchmarks.gplvf_speed import bound_and_gradients, relative_differences
 from gpflow_ext.data import load_movielens
 from gpflow_ext.data.movielens import ratings_matrix
 from gpflow_ext.models import GPLVF
@@ -35,25 +36,6 @@ def with_gpflows_forms(model: GPLVF) -> GPLVF:
     wrapped = tfp.bijectors.Chain([gpflow.utilities.triangular()])
     model.q_sqrt = gpflow.Parameter(model.q_sqrt.numpy(), transform=wrapped, name="q_sqrt")
     return model
-
-
-def parity(ours: GPLVF, peer: GPLVF, batch, seed: int) -> dict[str, float]:
-    """Largest relative differences of the bound and of its gradients (same values, same base noise)."""
-    noise = tf.constant(np.random.default_rng(seed).standard_normal((1, batch[0].shape[0], ours.latent_dim)))
-    values = []
-    for model in (ours, peer):
-        with tf.GradientTape() as tape:
-            bound = model.elbo_given_base_noise(batch, noise)
-        gradients = tape.gradient(bound, model.trainable_variables)
-        values.append((bound.numpy(), [tf.convert_to_tensor(g).numpy() for g in gradients]))
-    (bound, gradients), (peer_bound, peer_gradients) = values
-    gradient_difference = max(
-        float(np.max(np.abs(g - h)) / max(np.max(np.abs(h)), 1e-300)) for g, h in zip(gradients, peer_gradients)
-    )
-    return {
-        "bound relative difference": float(abs(bound - peer_bound) / abs(peer_bound)),
-        "gradient relative difference": gradient_difference,
-    }
 
 
 def alternating_medians(steps: dict, rounds: int, steps_per_round: int) -> dict[str, float]:
@@ -92,7 +74,8 @@ def main(argv=None):
         index = rng.choice(ratings.shape[0], batch_size, replace=False)
         models = {"ours": build(False), "GPflow's forms": build(True)}
         batch = tuple(tf.constant(a[index]) for a in models["ours"].training_data())
-        checks = parity(models["ours"], models["GPflow's forms"], batch, args.seed)
+        noise = tf.constant(np.random.default_rng(args.seed).standard_normal((1, batch_size, args.latent_dim)))
+        checks = relative_differences(*(bound_and_gradients(model, batch, noise) for model in models.values()))
         steps = {}
         for name, model in models.items():
             step = compiled_training_step(model, learning_rate=0.01)

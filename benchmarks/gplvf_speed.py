@@ -100,6 +100,20 @@ class AutodiffRowSums(RowSums):
 VARIANCE_BY = {"rows": RowSums, "rows-autodiff": AutodiffRowSums, "pairs": PerPair, "outputs": PerOutput}
 
 
+def bound_and_gradients(model, batch, base_noise) -> tuple[float, list[np.ndarray]]:
+    """The bound of ``model`` on one minibatch with fixed base noise, and its gradients in the trainable variables."""
+    with tf.GradientTape() as tape:
+        bound = model.elbo_given_base_noise(batch, base_noise)
+    return float(bound), [tf.convert_to_tensor(g).numpy() for g in tape.gradient(bound, model.trainable_variables)]
+
+
+def relative_differences(ours, peer) -> dict:
+    """Largest relative differences of two ``(bound, gradients)`` of :func:`bound_and_gradients`, relative to ours."""
+    (bound, grads), (peer_bound, peer_grads) = ours, peer
+    gradient_diff = max(float(np.abs(p - g).max() / max(np.abs(g).max(), 1e-300)) for g, p in zip(grads, peer_grads))
+    return {"bound relative difference": abs(peer_bound - bound) / abs(bound), "gradient relative difference": gradient_diff}
+
+
 def autodiff_peer_check(train, latent_dim, num_inducing, seed, batch_size=256) -> dict:
     """Bound and gradients of ``RowSums()`` and its autodiff peer on one minibatch with the same parameters and base
     noise (perturbed from their initial values): the largest relative differences. The timings compare two ways of
@@ -113,14 +127,9 @@ def autodiff_peer_check(train, latent_dim, num_inducing, seed, batch_size=256) -
         q_sqrt = np.tril(0.3 * np.random.default_rng(seed + 1).standard_normal(model.q_sqrt.shape))
         model.q_sqrt.assign(q_sqrt + np.eye(num_inducing))
         noise = tf.constant(np.random.default_rng(seed + 2).standard_normal((1, rows.size, latent_dim)))
-        with tf.GradientTape() as tape:
-            bound = model.elbo_given_base_noise(tuple(tf.constant(a[rows]) for a in data), noise)
-        grads = [tf.convert_to_tensor(g).numpy() for g in tape.gradient(bound, model.trainable_variables)]
-        results.append((float(bound), grads))
-    (bound, grads), (peer_bound, peer_grads) = results
-    gradient_diff = max(float(np.abs(p - g).max() / max(np.abs(g).max(), 1e-300)) for g, p in zip(grads, peer_grads))
-    check = {"bound relative difference": abs(peer_bound - bound) / abs(bound), "gradient relative difference": gradient_diff}
-    if check["bound relative difference"] > 1e-10 or gradient_diff > 1e-8:
+        results.append(bound_and_gradients(model, tuple(tf.constant(a[rows]) for a in data), noise))
+    check = relative_differences(*results)
+    if check["bound relative difference"] > 1e-10 or check["gradient relative difference"] > 1e-8:
         raise AssertionError(f"AutodiffRowSums differs from RowSums: {check}")
     print(f"autodiff peer check: {check}", flush=True)
     return check

@@ -68,10 +68,7 @@ def _current_scope() -> str:
 def fill_lower(packed) -> tf.Tensor:
     """The lower-triangular matrices [..., M, M] of packed entries [..., M(M+1)/2] (``tfp.math.fill_triangular``),
     with the gradient written out as the gather of the packed entries' positions."""
-    return _fill_lower(packed, _num_inducing(packed))
-
-
-def _fill_lower(packed, num_inducing: int):
+    num_inducing = _num_inducing(packed)
     flat_position, _ = packed_layout(num_inducing)
 
     @tf.custom_gradient
@@ -101,10 +98,9 @@ def whitened_gauss_kl_packed(q_mu, packed) -> tf.Tensor:
     num_inducing = _num_inducing(packed)
     if q_mu.shape[0] is not None and q_mu.shape[0] != num_inducing:
         raise ValueError(f"q_mu has {q_mu.shape[0]} rows but packed holds {num_inducing} x {num_inducing} factors")
-    _, diagonal = packed_layout(num_inducing)
-    is_diagonal = np.zeros(num_inducing * (num_inducing + 1) // 2)  # [K]
-    is_diagonal[diagonal] = 1.0
     stride = num_inducing + 1  # tfp's packing puts the diagonal entries at 0, M+1, ... and at M, 2M+1, ...
+    is_diagonal = np.zeros(num_inducing * (num_inducing + 1) // 2)  # [K]
+    is_diagonal[::stride] = is_diagonal[num_inducing::stride] = 1.0
 
     @tf.custom_gradient
     def kl(mean, x):
