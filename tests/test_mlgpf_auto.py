@@ -7,7 +7,8 @@ import scipy.sparse as sp
 
 from gpflow_ext.recipes import mlgpf_config as configs
 from gpflow_ext.recipes.mlgpf import build_mlgpf, run_mlgpf, synthetic_multilabel
-from gpflow_ext.recipes.mlgpf_auto import grid_end, map_weights, resolve_config, tune_kernel_variance
+from gpflow_ext.recipes.mlgpf_auto import grid_end, resolve_config, tune_kernel_variance
+from gpflow_ext.recipes.mlgpf_map import map_weights
 from gpflow_ext.recipes.mlgpf_select import kfold_splits, rank_across, select
 
 

@@ -12,7 +12,7 @@ import tensorflow as tf
 from gpflow_ext.inducing_variables import BasisInducingPoints, SubspaceInducingPoints
 from gpflow_ext.recipes import mlgpf as recipe
 from gpflow_ext.recipes import mlgpf_config as configs
-from gpflow_ext.recipes.mlgpf_auto import map_weights
+from gpflow_ext.recipes.mlgpf_map import map_weights
 from gpflow_ext.recipes.mlgpf_select import _key
 from gpflow_ext.recipes.mlgpf_shared import map_initialisation, shared_factors_from_weights
 

@@ -44,6 +44,7 @@ from .mlgpf_auto import resolve_config
 from .mlgpf_config import Matrix, MLGPFConfig
 from .mlgpf_data import load_xmc, synthetic_multilabel
 from .mlgpf_ensemble import ensemble_top_k
+from .mlgpf_stacking import LabelScoreFeatures
 
 __all__ = ["build_mlgpf", "run_mlgpf", "full_bound", "load_xmc", "synthetic_multilabel"]
 
@@ -233,7 +234,9 @@ def run_mlgpf(
     σ² ``member_kernel_variances[e]`` where set; the
     bound, history and timings are the first member's, ``"member_metrics"`` each member's test P@k). A config with
     ``kernel_variance_grid`` first gets σ² from the training rows alone
-    (:func:`~gpflow_ext.recipes.mlgpf_auto.resolve_config`; its record under ``"tuning"``)."""
+    (:func:`~gpflow_ext.recipes.mlgpf_auto.resolve_config`; its record under ``"tuning"``). With
+    ``label_score_weight`` the rows get a first stage's label probabilities after their transform
+    (:class:`~gpflow_ext.recipes.mlgpf_stacking.LabelScoreFeatures`)."""
     check_input_matrix(test[0], "test[0] (X)", allow_sparse=True, integer="cast", what="inputs")  # before training
     tuning_start = time.perf_counter()
     config, tuning = resolve_config(config, *train, name="train[0] (X)")  # checks the training rows
@@ -245,6 +248,13 @@ def run_mlgpf(
     if transform is not None:
         transform = transform.fit(X_train) if hasattr(transform, "fit") else transform
         X_train, X_test = transform(X_train), transform(X_test)
+    if config.label_score_weight:  # the first stage at the chosen σ², after the rows' transform
+        if config.kernel_variance is None:
+            raise ValueError("label_score_weight > 0 needs kernel_variance, the first stage's σ²: got None")
+        weight, variance = config.label_score_weight, config.kernel_variance
+        features = LabelScoreFeatures(weight, variance, folds=config.tuning_folds, rank=config.rank, seed=config.seed)
+        features.fit(X_train, Y_train)
+        X_train, X_test = features.training_rows, features(X_test)
     with gpflow.config.as_context(precision):
         size = config.ensemble_size
         member_logdirs = [logdir if logdir is None or size == 1 else Path(logdir) / f"member_{e}" for e in range(size)]

@@ -127,6 +127,8 @@ class MLGPFConfig:
         of the inner cross-validation (:data:`~gpflow_ext.recipes.mlgpf_ensemble.MEMBER_VARIANCES_RULE`), not all at one.
     :param member_kernel_variances: each member's σ² [E] (the outcome of ``ensemble_across_variances``, or given);
         None: every member at ``kernel_variance``.
+    :param label_score_weight: α > 0 appends α × a first stage's label probabilities to the rows, out-of-fold on the
+        training rows (:class:`~gpflow_ext.recipes.mlgpf_stacking.LabelScoreFeatures`, at σ², ``tuning_folds``); 0: none.
     """
 
     kernel: str = "linear"
@@ -164,6 +166,7 @@ class MLGPFConfig:
     input_transform_choices: tuple[str, ...] | None = None
     ensemble_across_variances: bool = False
     member_kernel_variances: tuple[float, ...] | None = None
+    label_score_weight: float = 0.0
 
     def __post_init__(self) -> None:
         check_choice(self.kernel, "kernel", ("linear", "se"))
@@ -221,6 +224,9 @@ class MLGPFConfig:
 
         members = check_member_variances(self, label_wise or self.label_kernel_variances is not None)
         object.__setattr__(self, "member_kernel_variances", members)
+        from .mlgpf_stacking import check_label_score_weight
+
+        object.__setattr__(self, "label_score_weight", check_label_score_weight(self))
 
     @property
     def method(self) -> str:
@@ -303,15 +309,13 @@ def label_gps_config(method: str = "s-linear", dataset: str = "bibtex", **overri
     return tfidf_config(method, dataset, **settings)
 
 
-#: σ² values ``label-gps-auto`` chooses from: doubling steps from 1/2 to 256 (``label-gps`` fixes 12). The
-#: earlier grid {2, ..., 64} had its end values chosen on Medical (64) and Enron (2). ``tuning_extensions``
-#: (default 0) lets the grid grow past a chosen end.
+#: σ² values ``label-gps-auto`` chooses from: doubling steps from 1/2 to 256 (``label-gps`` fixes 12; the earlier grid
+#: {2, ..., 64} had its ends chosen on Medical and Enron). ``tuning_extensions`` lets the grid grow past a chosen end.
 AUTO_GRID: tuple[float, ...] = tuple(2.0**e for e in range(-1, 9))
 
 
-#: The labels and the multiply-adds per inner-fold product that ``label-gps-auto``'s cross-validation of σ² sees at
-#: most (``tuning_max_labels``, ``tuning_budget``): above Medical, Enron, Bibtex and TMC2007-500, which it sees
-#: whole; a few minutes of this machine's matmul rate on larger data.
+#: The labels and multiply-adds per inner-fold product ``label-gps-auto``'s σ² cross-validation sees at most (``tuning_max_labels``,
+#: ``tuning_budget``): above the four shared sets, which it sees whole; minutes of this machine's matmul rate on larger data.
 AUTO_TUNING_MAX_LABELS, AUTO_TUNING_BUDGET = 500, 4e9
 
 
@@ -347,12 +351,10 @@ def best_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: 
     then the ensemble over the single model, the ranking by probability over the mean utilities and the chosen
     transform over TF-IDF alone, each before any test split was scored with it. An explicit ``epochs`` is trained
     as given (no ``min_steps``) unless ``min_steps`` is given too; ``ensemble_size=1`` trains one model."""
-    explicit_epochs = overrides.get("epochs") is not None
+    overrides = {k: v for k, v in overrides.items() if v is not None}
     defaults: dict[str, Any] = {"ensemble_size": BEST_ENSEMBLE_SIZE, "rank_by_probability": True}
     defaults["input_transform_choices"] = BEST_INPUT_TRANSFORMS
-    if not explicit_epochs:
-        defaults["min_steps"] = BEST_MIN_STEPS
-    overrides = {k: v for k, v in overrides.items() if v is not None}
+    defaults["min_steps"] = None if "epochs" in overrides else BEST_MIN_STEPS  # an explicit epochs as given
     return label_gps_auto_config(method, dataset, **{**defaults, **overrides})
 
 

@@ -313,6 +313,7 @@ def _key(config: dict[str, Any]) -> str:
         "input_transform_choices",
         "ensemble_across_variances",
         "member_kernel_variances",
+        "label_score_weight",
     ):
         if not config.get(field):  # unset: as in files written before the field existed
             config = {k: v for k, v in config.items() if k != field}

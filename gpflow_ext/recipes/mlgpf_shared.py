@@ -5,7 +5,7 @@ On Z = X̃ (orthonormal rows, :class:`~gpflow_ext.inducing_variables.BasisInduci
 variance σ², q(u_p) has mean K μ_p, so latent GP p has mean k(x, Z) μ_p = σ² x X̃ᵀ μ_p, and label k's mean
 utility is f̄_k(x) = Σ_p Φ_kp σ² x X̃ᵀ μ_p + b_k: a linear score with weights σ² μ Φᵀ [R, K] of rank P. The
 per-label model (``label-gps``) has weights U [R, K] of full rank. Its MAP twin gives them cheaply
-(:func:`~gpflow_ext.recipes.mlgpf_auto.map_weights`, L-BFGS), and the rank-P truncation U ≈ A_P S_P B_Pᵀ
+(:func:`~gpflow_ext.recipes.mlgpf_map.map_weights`, L-BFGS), and the rank-P truncation U ≈ A_P S_P B_Pᵀ
 (SVD) is the closest rank-P weight matrix in Frobenius norm (Eckart-Young). :func:`shared_factors_from_weights`
 splits it evenly, σ² μ = A_P S_P^½ and Φ = B_P S_P^½, and the shared model starts there, with the MAP biases.
 """
@@ -17,7 +17,7 @@ from check_shapes import check_shapes
 
 from ..inducing_variables import BasisInducingPoints
 from ..validation import check_positive_int, check_positive_number
-from .mlgpf_auto import _dense, map_weights
+from .mlgpf_map import dense_rows, map_weights
 
 __all__ = ["shared_factors_from_weights", "map_initialisation"]
 
@@ -60,8 +60,8 @@ def map_initialisation(
         raise TypeError(
             f"inducing_variable must be BasisInducingPoints (Z = X̃), got {type(inducing_variable).__name__}"
         )
-    Phi = _dense(X @ inducing_variable.basis_t.numpy()).astype(np.float32)  # [N, R]
-    labels = _dense(Y).astype(np.float32)  # [N, K]
+    Phi = dense_rows(X @ inducing_variable.basis_t.numpy()).astype(np.float32)  # [N, R]
+    labels = dense_rows(Y).astype(np.float32)  # [N, K]
     U, b = map_weights(Phi, labels, kernel_variance)  # [R, K], [K]
     q_mu, loadings = shared_factors_from_weights(U, kernel_variance, min(num_latent_gps, *U.shape))
     return {"q_mu": q_mu, "loadings": loadings, "bias": b}
