@@ -30,6 +30,10 @@ TRANSFORM = f"{STORE}/four-sets-cv-5fold-transform.json"
 ROWS_AS_GIVEN = f"{STORE}/four-sets-cv-5fold-rows-as-given.json"
 #: ``best`` beside the same ensemble with its members at the best σ² of the inner cross-validation
 VARIANCE_ENSEMBLE = f"{STORE}/four-sets-cv-5fold-variance-ensemble.json"
+#: ``best`` beside the same ensemble on the rows joined with a first stage's label probabilities (``label_score_weight``)
+LABEL_SCORES = f"{STORE}/four-sets-cv-5fold-label-scores.json"
+#: the MAP twins of ``best``'s variants on the folds of ``TRANSFORM`` (``experiments.mlgpf_map_screen``)
+MAP_SCREEN = f"{STORE}/four-sets-map-screen.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
@@ -140,6 +144,8 @@ def _label(candidate: dict[str, Any]) -> str:
     if config.get("input_transform_choices"):
         choices = " or ".join(TRANSFORM_NAMES.get(n, n) for n in config["input_transform_choices"])
         label += f", the rows' transform chosen with σ² ({choices})"
+    if config.get("label_score_weight"):
+        label += f", the rows joined with {config['label_score_weight']:g} × a first stage's out-of-fold label probabilities"
     if config.get("ensemble_size", 1) > 1:
         averaged = "probabilities" if config.get("rank_by_probability") else "mean utilities"
         size = config["ensemble_size"]
@@ -278,6 +284,28 @@ def variance_ensemble_table() -> str:
 @generator("mlgpf-four-sets-variance-ensemble-rank")
 def variance_ensemble_rank_sentence() -> str:
     return _rank_sentence(VARIANCE_ENSEMBLE)
+
+
+@generator("mlgpf-four-sets-label-scores")
+def label_scores_table() -> str:
+    return _label_prior_table(LABEL_SCORES, per_label=False)
+
+
+@generator("mlgpf-four-sets-label-scores-rank")
+def label_scores_rank_sentence() -> str:
+    return _rank_sentence(LABEL_SCORES)
+
+
+@generator("mlgpf-four-sets-map-screen")
+def map_screen_table() -> str:
+    """Each variant's MAP-twin P@1/3/5 means over the screened folds, per set."""
+    screen = load(MAP_SCREEN)
+    rows = []
+    for dataset, outcome in screen["datasets"].items():
+        folds = ", ".join(str(f["split"]) for f in outcome["folds"])
+        for variant, means in outcome["means"].items():
+            rows.append([NAMES.get(dataset, dataset), variant, folds, *[fmt(means.get(f"P@{k} mean")) for k in KS]])
+    return markdown_table(["set", "MAP twin of", "folds", "P@1 mean", "P@3 mean", "P@5 mean"], rows)
 
 
 @generator("mlgpf-four-sets-extension")
