@@ -30,7 +30,7 @@ SMOKE: dict[str, int] = dict(max_rows=400, epochs=2, num_latent_gps=4, num_induc
 #: command-line flags that override fields of the recipe's config
 OVERRIDES = ("epochs", "seed", "float32", "learning_rate", "num_negative_samples", "num_latent_gps", "num_inducing",
              "rank", "batch_size", "eval_every", "ensemble_size", "rank_by_probability", "input_transform_choices",
-             "ensemble_across_variances")
+             "ensemble_across_variances", "label_score_weight")
 
 
 def paper_row(dataset: str, method: str) -> dict[str, float | None]:
@@ -87,6 +87,9 @@ def main(argv=None) -> dict[str, Any]:
                         help="member e of the ensemble trains at the e-th best σ² of the recipe's inner "
                              "cross-validation instead of all at the chosen one (needs a recipe that chooses σ² and "
                              "--ensemble-size of at least 2; default: the recipe's)")
+    parser.add_argument("--label-score-weight", type=float, default=None,
+                        help="α > 0 joins the rows with α times a first stage's out-of-fold label probabilities "
+                             "(gpflow_ext.recipes.mlgpf_stacking; 0: none; default: the recipe's)")
     parser.add_argument("--save-rows", action="store_true",
                         help="store the top 5 label ids of every test row in the results JSON (key 'top', in the "
                              "compact form of gpflow_ext.recipes.xmc_baselines.encode_rows), for paired comparisons "

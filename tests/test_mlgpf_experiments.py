@@ -178,3 +178,28 @@ def test_mlgpf_xmc_best_recipe_on_a_dataset_it_has_no_settings_for(tmp_path):
                                 "--dataset", "absent", "--recipe", "best"], cwd=REPO, env=env, capture_output=True,
                                text=True, timeout=300)
     assert completed.returncode == 2 and "--dataset 'absent'" in completed.stderr and "absent_train.txt" in completed.stderr
+
+
+def test_mlgpf_xmc_label_score_weight_joins_the_rows_with_label_probabilities(tmp_path):
+    """``--label-score-weight α`` trains ``best`` on the rows joined with the first stage's K label probabilities
+    (M = R = D + K with Z = X̃); a negative α is a parser error naming the field."""
+    from gpflow_ext.data import write_xmc_text
+    from gpflow_ext.recipes.mlgpf import synthetic_multilabel
+
+    (X_train, Y_train), (X_test, Y_test) = synthetic_multilabel(num_rows=300, num_features=40, num_labels=12)
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    write_xmc_text(folder / "toy_train.txt", X_train, Y_train)
+    write_xmc_text(folder / "toy_test.txt", X_test, Y_test)
+    output = tmp_path / "toy.json"
+    _run_script("experiments.mlgpf_xmc", "--data-dir", tmp_path, "--dataset", "toy", "--recipe", "best",
+                "--epochs", "2", "--ensemble-size", "1", "--label-score-weight", "0.5", "--no-progress",
+                "--output", output)
+    result = json.loads(output.read_text())
+    assert result["config"]["label_score_weight"] == 0.5
+    assert result["settings"]["num_inducing"] == 40 + 12  # the basis spans the joined rows
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    completed = subprocess.run([sys.executable, "-m", "experiments.mlgpf_xmc", "--data-dir", str(tmp_path),
+                                "--dataset", "toy", "--recipe", "best", "--label-score-weight", "-1"], cwd=REPO,
+                               env=env, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 2 and "label_score_weight must be a non-negative" in completed.stderr
