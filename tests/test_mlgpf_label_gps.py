@@ -96,7 +96,8 @@ def test_full_rank_model_is_bayesian_one_vs_rest_logistic_regression():
 
 
 def test_best_recipe_is_an_ensemble_of_label_gps_auto_with_a_minimum_of_steps():
-    """``best`` is a 3-seed ensemble of ``label-gps-auto`` trained for at least 1,000 steps, ranking by probability;
+    """``best`` is a 3-seed ensemble of ``label-gps-auto`` trained for at least 1,000 steps, ranking by probability,
+    on rows joined with 0.25 × the label probabilities of a first stage;
     an explicit ``epochs`` is trained as given, an explicit ``ensemble_size`` or ``rank_by_probability`` wins."""
     assert configs.RECIPES["best"] is configs.best_config
     best = configs.RECIPES["best"]("s-linear", "bibtex")
@@ -104,7 +105,12 @@ def test_best_recipe_is_an_ensemble_of_label_gps_auto_with_a_minimum_of_steps():
     assert (
         best.as_dict()
         == dataclasses.replace(
-            auto, min_steps=1000, ensemble_size=3, rank_by_probability=True, input_transform_choices=("tfidf", "l2")
+            auto,
+            min_steps=1000,
+            ensemble_size=3,
+            rank_by_probability=True,
+            input_transform_choices=("tfidf", "l2"),
+            label_score_weight=0.25,
         ).as_dict()
     )
     assert best.kernel_variance_grid == configs.AUTO_GRID and best.min_steps == configs.BEST_MIN_STEPS == 1000

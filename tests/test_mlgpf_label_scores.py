@@ -190,3 +190,24 @@ def test_map_screen_command_on_a_training_file_only(run_python, dataset_path, tm
     top = np.argsort(-scores, axis=1, kind="stable")[:, :5]
     brute = {k: v for k, v in ranking_metrics(top, Y[held], ks=[1, 3, 5]).items() if k.startswith("P@")}
     assert result["folds"][1]["variants"]["chosen"] == pytest.approx(brute, abs=1e-12)
+
+
+def test_best_joins_label_scores_and_the_shared_recipe_does_not():
+    assert configs.best_config("s-linear", "medical").label_score_weight == configs.BEST_LABEL_SCORE_WEIGHT == 0.25
+    assert configs.best_config("s-linear", "medical", label_score_weight=0.0).label_score_weight == 0.0
+    assert configs.RECIPES["label-gps-shared"]("s-linear", "medical").label_score_weight == 0.0  # as in its CV
+
+
+def test_a_budget_cuts_the_rows_each_first_stage_is_fitted_on_and_every_row_is_still_scored(data):
+    X, Y, X_test, _ = data
+    whole = _features().fit(X, Y)
+    assert whole.rows_fitted == [80, 80, 80, N]  # 3 folds of 120 rows, then every row
+    per_row = 20 * 8  # R × L multiply-adds
+    cut = _features(budget=50 * per_row).fit(X, Y)  # 50 rows' worth, at least 2R = 40
+    assert cut.rows_fitted == [50, 50, 50, 50]
+    assert cut.training_rows.shape == whole.training_rows.shape and cut(X_test).shape == whole(X_test).shape
+    assert not np.allclose(cut.training_rows.toarray(), whole.training_rows.toarray())
+    assert _features(budget=1.0).fit(X, Y).rows_fitted == [40, 40, 40, 40]  # never fewer than 2R rows
+    assert _features(budget=1e12).fit(X, Y).rows_fitted == whole.rows_fitted
+    with pytest.raises(ValueError, match="budget must be a positive number or None"):
+        _features(budget=0.0)

@@ -252,7 +252,9 @@ def run_mlgpf(
         if config.kernel_variance is None:
             raise ValueError("label_score_weight > 0 needs kernel_variance, the first stage's σ²: got None")
         weight, variance = config.label_score_weight, config.kernel_variance
-        features = LabelScoreFeatures(weight, variance, folds=config.tuning_folds, rank=config.rank, seed=config.seed)
+        features = LabelScoreFeatures(
+            weight, variance, folds=config.tuning_folds, rank=config.rank, seed=config.seed, budget=config.tuning_budget
+        )
         features.fit(X_train, Y_train)
         X_train, X_test = features.training_rows, features(X_test)
     with gpflow.config.as_context(precision):

@@ -113,7 +113,7 @@ class MLGPFConfig:
         labels, the most frequent ones (:func:`~gpflow_ext.recipes.mlgpf_data.tuning_subsample`); None: all.
         The label-wise choices see every label.
     :param tuning_budget: and at most the random rows whose inner-fold products of features and weights cost
-        this many multiply-adds (n_fit × R × labels); None: every row.
+        this many multiply-adds (n_fit × R × labels; also each first stage of ``label_score_weight``); None: every row.
     :param init_from_map: start the latent GPs and loadings from the rank-P SVD of one linear GP per label's MAP
         weights at σ² (:mod:`~gpflow_ext.recipes.mlgpf_shared`; P = min(``num_latent_gps``, K, R)); needs
         ``basis_inducing``, a linear kernel and shared factors (not ``independent_labels``).
@@ -261,8 +261,7 @@ class MLGPFConfig:
 
 
 def epochs_for_min_steps(epochs: int, min_steps: int, num_rows: int, batch_size: int) -> int:
-    """max(epochs, ceil(min_steps / ceil(num_rows / batch_size))): the epochs that make at least ``min_steps``
-    steps of ``batch_size`` rows over ``num_rows`` rows."""
+    """max(epochs, ceil(min_steps / ceil(num_rows / batch_size))): epochs of at least ``min_steps`` batch steps."""
     return max(int(epochs), -(-int(min_steps) // -(-int(num_rows) // int(batch_size))))
 
 
@@ -334,26 +333,28 @@ def label_gps_auto_config(method: str = "s-linear", dataset: str = "bibtex", **o
 
 #: The optimiser steps ``best`` trains for at least: the steps of ``label-gps``'s 100 epochs on Bibtex's 4,880 rows.
 BEST_MIN_STEPS = 1000
-
 #: The seeds ``best`` trains and averages (``ensemble_size``), fixed before the cross-validation that chose it.
 BEST_ENSEMBLE_SIZE = 3
 #: The rows' transforms ``best``'s inner cross-validation chooses from with σ² (``input_transform_choices``).
 BEST_INPUT_TRANSFORMS = ("tfidf", "l2")
+#: α of ``best``'s label-score features (``label_score_weight``), fixed from a screen of MAP twins before its CV.
+BEST_LABEL_SCORE_WEIGHT = 0.25
 
 
 def best_config(method: str = "s-linear", dataset: str = "bibtex", **overrides: Any) -> MLGPFConfig:
     """:func:`label_gps_auto_config` trained for at least :data:`BEST_MIN_STEPS` optimiser steps (epochs raised
     where N is small; ``min_steps``), as an ensemble of :data:`BEST_ENSEMBLE_SIZE` seeds (``ensemble_size``; σ² is
     chosen once) that ranks labels by the members' averaged p(y_k = 1 | x) (``rank_by_probability``), with the rows'
-    transform chosen with σ² from :data:`BEST_INPUT_TRANSFORMS` (``input_transform_choices``). Chosen by
-    the mean rank of 5-fold cross-validated P@1/3/5 on the training files of Medical, Enron, Bibtex and
-    TMC2007-500 (``docs/mlgpf/selection.md``): over ``label-gps`` (σ² = 12) and ``label-gps-auto`` (100 epochs),
-    then the ensemble over the single model, the ranking by probability over the mean utilities and the chosen
-    transform over TF-IDF alone, each before any test split was scored with it. An explicit ``epochs`` is trained
+    transform chosen with σ² from :data:`BEST_INPUT_TRANSFORMS` (``input_transform_choices``), on rows joined with
+    :data:`BEST_LABEL_SCORE_WEIGHT` × a first stage's label probabilities (``label_score_weight``). Chosen by the
+    mean rank of 5-fold cross-validated P@1/3/5 on the training files of Medical, Enron, Bibtex and TMC2007-500
+    (``docs/mlgpf/selection.md``): over ``label-gps`` (σ² = 12) and ``label-gps-auto`` (100 epochs), then the
+    ensemble, the ranking by probability, the chosen transform and the label scores, each before any test split
+    was scored with it. An explicit ``epochs`` is trained
     as given (no ``min_steps``) unless ``min_steps`` is given too; ``ensemble_size=1`` trains one model."""
     overrides = {k: v for k, v in overrides.items() if v is not None}
     defaults: dict[str, Any] = {"ensemble_size": BEST_ENSEMBLE_SIZE, "rank_by_probability": True}
-    defaults["input_transform_choices"] = BEST_INPUT_TRANSFORMS
+    defaults |= {"input_transform_choices": BEST_INPUT_TRANSFORMS, "label_score_weight": BEST_LABEL_SCORE_WEIGHT}
     defaults["min_steps"] = None if "epochs" in overrides else BEST_MIN_STEPS  # an explicit epochs as given
     return label_gps_auto_config(method, dataset, **{**defaults, **overrides})
 
@@ -363,15 +364,15 @@ def label_gps_shared_config(method: str = "s-linear", dataset: str = "bibtex", *
     paper's 30 by default) shared latent GPs mixed by trained loadings instead of one GP per label, started from the
     per-label MAP weights at the chosen σ² (``init_from_map``): the paper's model with ``label-gps`` as its start."""
     defaults = {"ensemble_size": 1, "rank_by_probability": False, "input_transform_choices": ("tfidf",)}  # as in its CV
+    defaults["label_score_weight"] = 0.0  # nor label scores
     overrides = {**defaults, **{k: v for k, v in overrides.items() if v is not None}}
     config = best_config(method, dataset, **overrides)
     return dataclasses.replace(config, independent_labels=False, init_from_map=True)
 
 
-#: Named recipes: ``name -> factory(method, dataset, **overrides) -> MLGPFConfig`` (``--recipe`` in the scripts):
-#: ``paper`` (the paper's settings), ``tfidf`` (:func:`tfidf_config`), ``label-gps`` (:func:`label_gps_config`),
-#: ``label-gps-auto`` (:func:`label_gps_auto_config`), ``best`` (:func:`best_config`, chosen by
-#: cross-validation on four training files) and ``label-gps-shared`` (:func:`label_gps_shared_config`).
+#: Named recipes, ``name -> factory(method, dataset, **overrides) -> MLGPFConfig`` (``--recipe`` in the scripts): ``paper``
+#: (the paper's settings), ``tfidf``, ``label-gps``, ``label-gps-auto``, ``best`` (chosen by cross-validation on four
+#: training files) and ``label-gps-shared``, each the ``*_config`` function of its name.
 RECIPES: dict[str, Callable[..., MLGPFConfig]] = {
     "paper": paper_config,
     "tfidf": tfidf_config,

@@ -54,6 +54,9 @@ class LabelScoreFeatures:
     :param rank: the first stage's basis rank (at most min(N, D) of the rows it is fitted on).
     :param seed: seeds the split and the basis.
     :param max_labels: L, at most this many labels scored, the most frequent.
+    :param budget: each first stage is fitted on at most the random rows (of those it may see) whose product of
+        features and weights costs this many multiply-adds, n·R·L (and at least 2R rows); None: every row. Every
+        training row is still scored out-of-fold.
     """
 
     def __init__(
@@ -65,6 +68,7 @@ class LabelScoreFeatures:
         rank: int = 2000,
         seed: int = 0,
         max_labels: int = LABEL_SCORE_MAX_LABELS,
+        budget: float | None = None,
     ) -> None:
         self.weight = check_positive_number(weight, "weight", "a positive finite float (α; 0 appends nothing)")
         self.kernel_variance = check_positive_number(kernel_variance, "kernel_variance", "a positive finite float")
@@ -72,6 +76,8 @@ class LabelScoreFeatures:
         self.rank = check_positive_int(rank, "rank")
         self.seed = seed
         self.max_labels = check_positive_int(max_labels, "max_labels")
+        self.budget = None if budget is None else check_positive_number(budget, "budget", "a positive number or None")
+        self.rows_fitted: list[int] = []  # the rows each first stage was fitted on: one per fold, then the last
         self.labels: np.ndarray | None = None  # [L] the scored label ids
         self.predictor: MapPredictor | None = None
         self.training_rows: Any = None  # [N, D + L]
@@ -87,12 +93,24 @@ class LabelScoreFeatures:
         self.labels = np.argsort(-counts, kind="stable")[: self.max_labels]  # [L]
         labels = Y[:, self.labels]  # [N, L]
         out_of_fold = np.zeros((X.shape[0], self.labels.size))  # [N, L]
+        rng = np.random.default_rng(self.seed)
+        self.rows_fitted = []
         for fit, held in KFold(n_splits=self.folds, shuffle=True, random_state=self.seed).split(np.arange(X.shape[0])):
-            stage = map_predictor(X[fit], labels[fit], self.kernel_variance, self.rank, seed=self.seed)
+            stage = self._first_stage(X, labels, fit, rng)
             out_of_fold[held] = stage.scores(X[held])  # [N_held, L]
-        self.predictor = map_predictor(X, labels, self.kernel_variance, self.rank, seed=self.seed)
+        self.predictor = self._first_stage(X, labels, np.arange(X.shape[0]), rng)
         self.training_rows = self._joined(X, out_of_fold)
         return self
+
+    def _first_stage(self, X: Any, labels: Any, rows: np.ndarray, rng: np.random.Generator) -> MapPredictor:
+        """The MAP twin fitted on ``rows`` of X, or on the random ones of them within ``budget`` (n·R·L)."""
+        if self.budget is not None:
+            per_row = min(self.rank, *X.shape) * labels.shape[1]  # multiply-adds per row of a product
+            keep = max(int(self.budget // per_row), 2 * self.rank)
+            if rows.size > keep:
+                rows = np.sort(rng.choice(rows, keep, replace=False))
+        self.rows_fitted.append(int(rows.size))
+        return map_predictor(X[rows], labels[rows], self.kernel_variance, self.rank, seed=self.seed)
 
     def _joined(self, X: Any, scores: np.ndarray) -> Any:
         features = self.weight * scipy.special.expit(scores)  # [N, L]
