@@ -153,17 +153,23 @@ def test_xmc_baselines_rejects_non_positive_repeats(data_dir):
     assert completed.returncode == 2 and "--repeats must be a positive integer, got 0" in completed.stderr
 
 
-def test_mlgpf_xmc_best_recipe_on_a_dataset_it_has_no_settings_for(tmp_path):
-    """Any multi-label dataset in a published layout runs under ``--recipe best`` unchanged (Bibtex's
-    defaults for the paper's settings); a name with no files is a parser error that lists where it looked."""
+def _toy_dataset(tmp_path):
+    """A generated multi-label set (D = 40, K = 12) written as ``tmp_path/toy/toy_{train,test}.txt``."""
     from gpflow_ext.data import write_xmc_text
     from gpflow_ext.recipes.mlgpf import synthetic_multilabel
 
-    (X_train, Y_train), (X_test, Y_test) = synthetic_multilabel(num_rows=300, num_features=40, num_labels=12)
+    train, test = synthetic_multilabel(num_rows=300, num_features=40, num_labels=12)
     folder = tmp_path / "toy"
     folder.mkdir()
-    write_xmc_text(folder / "toy_train.txt", X_train, Y_train)
-    write_xmc_text(folder / "toy_test.txt", X_test, Y_test)
+    write_xmc_text(folder / "toy_train.txt", *train)
+    write_xmc_text(folder / "toy_test.txt", *test)
+    return train, test
+
+
+def test_mlgpf_xmc_best_recipe_on_a_dataset_it_has_no_settings_for(tmp_path):
+    """Any multi-label dataset in a published layout runs under ``--recipe best`` unchanged (Bibtex's
+    defaults for the paper's settings); a name with no files is a parser error that lists where it looked."""
+    (X_train, Y_train), (X_test, Y_test) = _toy_dataset(tmp_path)
     output = tmp_path / "toy.json"
     _run_script("experiments.mlgpf_xmc", "--data-dir", tmp_path, "--dataset", "toy", "--recipe", "best",
                 "--epochs", "2", "--no-progress", "--output", output)
@@ -184,14 +190,7 @@ def test_mlgpf_xmc_best_recipe_on_a_dataset_it_has_no_settings_for(tmp_path):
 def test_mlgpf_xmc_label_score_weight_joins_the_rows_with_label_probabilities(tmp_path):
     """``--label-score-weight α`` trains ``best`` on the rows joined with the first stage's K label probabilities
     (M = R = D + K with Z = X̃); a negative α is a parser error naming the field."""
-    from gpflow_ext.data import write_xmc_text
-    from gpflow_ext.recipes.mlgpf import synthetic_multilabel
-
-    (X_train, Y_train), (X_test, Y_test) = synthetic_multilabel(num_rows=300, num_features=40, num_labels=12)
-    folder = tmp_path / "toy"
-    folder.mkdir()
-    write_xmc_text(folder / "toy_train.txt", X_train, Y_train)
-    write_xmc_text(folder / "toy_test.txt", X_test, Y_test)
+    _toy_dataset(tmp_path)
     output = tmp_path / "toy.json"
     _run_script("experiments.mlgpf_xmc", "--data-dir", tmp_path, "--dataset", "toy", "--recipe", "best",
                 "--epochs", "2", "--ensemble-size", "1", "--label-score-weight", "0.5", "--no-progress",

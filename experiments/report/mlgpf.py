@@ -24,11 +24,11 @@ LABEL_GPS = [f"{STORE}/bibtex-label-gps.json", f"{STORE}/bibtex-label-gps-seed1.
              f"{STORE}/bibtex-label-gps-seed2.json"]
 LABEL_GPS_16 = [f"{STORE}/bibtex-label-gps-variance16.json", f"{STORE}/bibtex-label-gps-variance16-seed1.json",
                 f"{STORE}/bibtex-label-gps-variance16-seed2.json"]
-#: ``--recipe best`` (a 3-seed ensemble of label-gps-auto, at least 1,000 steps, ranking by probability, the rows' transform chosen),
-#: seeds 0-2, the runs of the four-set comparison
-BEST = [f"{STORE}/selection/bibtex-best-transform-seed{seed}-rows.json" for seed in (0, 1, 2)]
-#: the same on TF-IDF rows alone (``best`` before it chose the rows' transform), seeds 0-2
-BEST_TFIDF = [f"{STORE}/selection/bibtex-best-probability-seed{seed}-rows.json" for seed in (0, 1, 2)]
+#: ``--recipe best`` (a 3-seed ensemble of label-gps-auto, at least 1,000 steps, ranking by probability, the rows' transform
+#: chosen, the rows joined with label scores), seeds 0-2, the runs of the four-set comparison
+BEST = [f"{STORE}/selection/bibtex-best-label-scores-seed{seed}-rows.json" for seed in (0, 1, 2)]
+#: the same without label scores (``best`` before it joined them), seeds 0-2
+BEST_BEFORE = [f"{STORE}/selection/bibtex-best-transform-seed{seed}-rows.json" for seed in (0, 1, 2)]
 PEERS_10 = f"{STORE}/selection/bibtex-peers-10runs-rows.json"  # the runs the paired comparison uses
 BONSAI_10 = f"{STORE}/selection/bibtex-bonsai-10runs-rows.json"  # omikuji with Bonsai settings, run later
 #: the ``--methods`` each peer file was written with
@@ -248,15 +248,16 @@ def readme_bibtex() -> str:
         seeds = " / ".join(str(r["config"]["seed"]) for r in best)
         rows.append(["MLGPF recipe `best` (an ensemble of 3 seeds of `label-gps-auto`, at least 1,000 steps, "
                      f"labels ranked by their predictive probability; σ² and the rows' transform chosen on the "
-                     f"training rows: {chosen}, {transforms}; the rule chosen by cross-validation on four training "
+                     f"training rows: {chosen}, {transforms}; the rows joined with 0.25 × a first stage's label "
+                     "probabilities; the rule chosen by cross-validation on four training "
                      f"files); seeds {seeds} (members s, s + 1, s + 2)"]
                     + [bold_if_ahead(best, k) for k in KS] + [f"{xmc} --recipe best --seed S`"])
-    if all((REPO / path).is_file() for path in BEST_TFIDF):
-        earlier = _runs(BEST_TFIDF)
+    if all((REPO / path).is_file() for path in BEST_BEFORE):
+        earlier = _runs(BEST_BEFORE)
         chosen = " / ".join(f"{r['tuning']['chosen']:g}" for r in earlier)
-        rows.append([f"the same on TF-IDF rows alone (`best` before it chose the rows' transform; σ² {chosen}); "
+        rows.append([f"the same without label scores (`best` before it joined them; σ² {chosen}); "
                      "seeds 0 / 1 / 2"] + [bold_if_ahead(earlier, k) for k in KS]
-                    + [f"{xmc} --recipe best --input-transform-choices tfidf --seed S`"])
+                    + [f"{xmc} --recipe best --label-score-weight 0 --seed S`"])
     rows += [
         ["MLGPF recipe `label-gps`: one linear GP per label on Z = X̃, TF-IDF rows, σ² = 12 (chosen on Bibtex's "
          f"training file), {gps[0]['epochs_trained']} epochs; seeds 0 / 1 / 2"] + [bold_if_ahead(gps, k) for k in KS]

@@ -43,9 +43,9 @@ KS = (1, 3, 5)
 
 
 def _paired(dataset: str) -> str:
-    """``--recipe best`` (a 3-seed ensemble ranking by probability, the rows' transform chosen with σ², seeds 0-2)
-    paired with the peers on ``dataset``'s test split."""
-    return f"{STORE}/{dataset}-transform-vs-peers-paired.json"
+    """``--recipe best`` (a 3-seed ensemble ranking by probability, the rows' transform chosen with σ², the rows joined
+    with a first stage's label probabilities) paired with the peers on ``dataset``'s test split."""
+    return f"{STORE}/{dataset}-label-scores-vs-peers-paired.json"
 
 
 #: the earlier forms of ``best``, each paired with the same peer runs: (name, paired file of ``dataset``)
@@ -53,6 +53,8 @@ EARLIER_FORMS: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("one model (`ensemble_size=1`)", lambda dataset: f"{STORE}/{dataset}-recipe-vs-peers-paired.json"),
     ("3-seed ensemble, mean utilities", lambda dataset: f"{STORE}/{dataset}-ensemble-vs-peers-paired.json"),
     ("3-seed ensemble, by probability, TF-IDF rows", lambda dataset: f"{STORE}/{dataset}-probability-vs-peers-paired.json"),
+    ("3-seed ensemble, by probability, the rows' transform chosen",
+     lambda dataset: f"{STORE}/{dataset}-transform-vs-peers-paired.json"),
 )
 
 
@@ -391,7 +393,7 @@ def single_vs_ensemble_table() -> str:
     """Per set: each form of ``best`` (:data:`EARLIER_FORMS`, then ``best``): median P@k over seeds 0-2, the (set,
     k) cells at or above the best peer's median, and the verdicts of the paired comparisons with every peer."""
     rows = []
-    forms = (*EARLIER_FORMS, ("3-seed ensemble, by probability, the rows' transform chosen (`best`)", _paired))
+    forms = (*EARLIER_FORMS, ("the same, rows joined with label scores (`best`)", _paired))
     for dataset in DATASETS:
         if not all(_has(path_of(dataset)) for _, path_of in forms):
             continue
