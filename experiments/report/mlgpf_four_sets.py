@@ -33,7 +33,7 @@ VARIANCE_ENSEMBLE = f"{STORE}/four-sets-cv-5fold-variance-ensemble.json"
 #: ``best`` beside the same ensemble on the rows joined with a first stage's label probabilities (``label_score_weight``)
 LABEL_SCORES = f"{STORE}/four-sets-cv-5fold-label-scores.json"
 #: the MAP twins of ``best``'s variants on the folds of ``TRANSFORM`` (``experiments.mlgpf_map_screen``)
-MAP_SCREEN = f"{STORE}/four-sets-map-screen.json"
+MAP_SCREEN = f"{STORE}/three-sets-map-screen.json"
 DATASETS = ("bibtex", "enron", "medical", "tmc2007-500")
 NAMES = {"bibtex": "Bibtex", "enron": "Enron", "medical": "Medical", "tmc2007-500": "TMC2007-500"}
 CANDIDATES = {"kernel_variance=12": "`label-gps`, σ² = 12 fixed", "recipe=label-gps-auto": "`label-gps-auto`"}
