@@ -20,6 +20,13 @@ hold them, TF-IDF-like with unit norm, without the recipe's own IDF re-weighting
 ``tuning_max_labels`` and ``tuning_budget``) on the whole training file read into memory, and trains the label-gps
 model with the σ² it chooses: the phase ``tuning`` times it, and the record goes into the JSON.
 
+``--label-scores`` (with ``--tune``) adds the ``best`` recipe's first stage: the label-score features
+(:class:`gpflow_ext.recipes.mlgpf_stacking.LabelScoreFeatures` at α = ``BEST_LABEL_SCORE_WEIGHT``, the chosen σ², the
+recipe's folds, rank and ``tuning_budget``) fitted on the training rows in memory and joined to them out-of-fold (phase
+``label_scores``); the basis (from ``--basis-sample`` random joined rows) and the training then use the joined rows
+from memory (``fit`` on the CSR arrays), and each test block is joined with the first stage fitted on every training
+row before it is scored (in ``evaluation``).
+
 ``--max-steps S`` trains S steps of the first epoch only: seconds per step (median over steps after
 the first 10) times ceil(N / B) projects the epoch. The JSON holds the phase times, the s/step,
 the (projected) s/epoch and the peak RSS (``ru_maxrss``) after each phase.
@@ -93,8 +100,9 @@ class StepTimes:
         return float(np.median(steps)) if steps.size else float("nan")
 
 
-def evaluate(model, path, max_rows: int = 0, batch_size: int = 1000) -> dict:
-    """P@1/3/5 (%) of the mean utilities on the test file, streamed in blocks."""
+def evaluate(model, path, max_rows: int = 0, batch_size: int = 1000, rows_transform=None) -> dict:
+    """P@1/3/5 (%) of the mean utilities on the test file, streamed in blocks (each block's rows through
+    ``rows_transform`` first, if given)."""
     from gpflow_ext.data import iter_xmc_chunks
 
     hits, rows = np.zeros(5), 0
@@ -104,11 +112,56 @@ def evaluate(model, path, max_rows: int = 0, batch_size: int = 1000) -> dict:
             break
         if max_rows:
             X, Y = X[: max_rows - rows], Y[: max_rows - rows]
+        X = X if rows_transform is None else rows_transform(X)
         top = model.predict_top_k(X, k=5, batch_size=batch_size)  # [n, 5]
         found = np.asarray(Y[np.repeat(np.arange(X.shape[0]), 5), top.ravel()]).reshape(-1, 5)  # [n, 5]
         hits += np.cumsum(found, axis=1).sum(axis=0)
         rows += X.shape[0]
     return {f"P@{k}": 100.0 * hits[k - 1] / (k * rows) for k in (1, 3, 5)} | {"test_rows": rows}
+
+
+class JoinedRowsSource:
+    """The training rows joined with their label scores, in memory: ``fit``'s minibatches of (X, Y) per epoch."""
+
+    def __init__(self, X, Y, batch_size: int, seed: int, dtype):
+        import tensorflow as tf
+
+        from gpflow_ext.training.data import ArrayData, steps_per_epoch
+
+        self.arrays = ArrayData((X, Y), tf.as_dtype(dtype))
+        self.batch_size, self.seed = batch_size, seed
+        self.num_features = int(X.shape[1])
+        self.steps_per_epoch = steps_per_epoch(int(X.shape[0]), batch_size)
+
+    def dataset(self, epoch: int):
+        from gpflow_ext.training.data import minibatch_dataset
+
+        return minibatch_dataset(self.arrays, self.batch_size, epoch, epoch + 1, self.seed, True)
+
+
+def joined_rows(args, config, rows, float_type, phases, cpu, result):
+    """The ``best`` recipe's first stage on the rows in memory (phase ``label_scores``): the fitted
+    :class:`LabelScoreFeatures`, the joined rows as a :class:`JoinedRowsSource` and ~``--basis-sample`` random joined
+    rows (CSR) for the basis."""
+    from gpflow_ext.recipes.mlgpf_config import BEST_LABEL_SCORE_WEIGHT
+    from gpflow_ext.recipes.mlgpf_stacking import LabelScoreFeatures
+
+    start, cpu_start = time.perf_counter(), cpu_seconds()
+    features = LabelScoreFeatures(BEST_LABEL_SCORE_WEIGHT, config.kernel_variance, folds=config.tuning_folds,
+                                  rank=config.rank, seed=config.seed, budget=config.tuning_budget).fit(rows.X, rows.Y)
+    joined = features.training_rows.astype(float_type)  # [N, D + L]
+    features.training_rows = None  # one copy of the joined rows: the source's
+    _record("label_scores", phases, cpu, start, cpu_start)
+    result["label_scores"] = {"weight": BEST_LABEL_SCORE_WEIGHT, "kernel_variance": config.kernel_variance,
+                              "labels": int(features.labels.size), "folds": features.folds,
+                              "rows_fitted": features.rows_fitted, "predictor": type(features.predictor).__name__,
+                              "nnz_per_row": joined.nnz / joined.shape[0]}
+    result["rss_gb_after_label_scores"] = peak_rss_gb()
+    rng = np.random.default_rng(args.seed)
+    sample = joined[np.sort(rng.choice(joined.shape[0], min(args.basis_sample or joined.shape[0], joined.shape[0]),
+                                       replace=False))] if args.basis_sample else joined
+    source = JoinedRowsSource(joined, rows.Y, args.batch_size, args.seed, float_type)
+    return features, source, sample
 
 
 def run(args) -> dict:
@@ -142,7 +195,7 @@ def run(args) -> dict:
         source = XMCTextSource(args.train, args.batch_size, args.shuffle_buffer, args.seed, dtype=float_type)
 
     label_gps = args.model == "label-gps"
-    kernel_variance = args.kernel_variance
+    kernel_variance, features = args.kernel_variance, None
     if args.tune:
         from gpflow_ext.data import read_xmc_text
         from gpflow_ext.recipes.mlgpf_auto import resolve_config
@@ -153,14 +206,21 @@ def run(args) -> dict:
         _record("reading_for_tuning", phases, cpu, start, cpu_start)
         start, cpu_start = time.perf_counter(), cpu_seconds()
         config, record = resolve_config(best_config(dataset="amazoncat", seed=args.seed), rows.X, rows.Y)
-        del rows
         _record("tuning", phases, cpu, start, cpu_start)
         result["tuning"] = record
         result["rss_gb_after_tuning"] = peak_rss_gb()
         kernel_variance = config.kernel_variance
+        if args.label_scores:
+            features, source, sample = joined_rows(args, config, rows, float_type, phases, cpu, result)
+            D = source.num_features
+            result["D_joined"] = D
+        del rows
     start, cpu_start = time.perf_counter(), cpu_seconds()
     if args.basis_cache is not None and Path(args.basis_cache).exists():
         cached = np.load(args.basis_cache)  # the basis of an earlier run (X̃ as float32, A)
+        if cached["Vt"].shape[0] != D:
+            raise ValueError(f"--basis-cache {args.basis_cache} holds a basis of {cached['Vt'].shape[0]} features; "
+                             f"these rows have {D} (the label-score features add columns: use another cache file)")
         if label_gps:  # Z = X̃ itself
             iv = BasisInducingPoints(cached["Vt"])
         else:
@@ -202,6 +262,8 @@ def run(args) -> dict:
     result["model"] = args.model
     result["exact_labels"] = negatives is None
     data = source if not args.max_steps else (lambda epoch: source(epoch).take(args.max_steps))
+    if args.label_scores:
+        data = source.dataset if not args.max_steps else (lambda epoch: source.dataset(epoch).take(args.max_steps))
     timer = StepTimes()
     start, cpu_start = time.perf_counter(), cpu_seconds()
     history = fit(model, data, epochs=args.epochs, learning_rate=args.learning_rate, seed=args.seed,
@@ -220,7 +282,7 @@ def run(args) -> dict:
     result["final_objective"] = float(history.final_objective)
 
     start, cpu_start = time.perf_counter(), cpu_seconds()
-    result.update(evaluate(model, args.test, args.max_test_rows))
+    result.update(evaluate(model, args.test, args.max_test_rows, rows_transform=features))
     _record("evaluation", phases, cpu, start, cpu_start)
     result["phases_seconds"] = phases
     result["phases_cpu_seconds"] = cpu
@@ -244,6 +306,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--kernel-variance", type=float, default=12.0, help="σ² of the label-gps model")
     parser.add_argument("--tune", action="store_true",
                         help="choose σ² by the best recipe's rule on the training file first (label-gps only)")
+    parser.add_argument("--label-scores", action="store_true",
+                        help="with --tune: the best recipe's label-score first stage, the rows joined in memory")
     parser.add_argument("--num-negative-samples", type=int, default=100,
                         help="|L_i| (eq. 23); 0: every label exactly")
     parser.add_argument("--epochs", type=int, default=1)
@@ -264,6 +328,8 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     if args.tune and args.model != "label-gps":
         parser.error("--tune chooses the σ² of the label-gps model: add --model label-gps")
+    if args.label_scores and not args.tune:
+        parser.error("--label-scores fits the first stage at the σ² --tune chooses: add --tune")
     result = run(args)
     text = json.dumps(result, indent=1)
     print(text)

@@ -11,9 +11,10 @@ import scipy.sparse
 import scipy.special
 from sklearn.model_selection import KFold
 
+from gpflow_ext.inducing_variables.subspace import subspace_basis
 from gpflow_ext.recipes import mlgpf_config as configs
 from gpflow_ext.recipes.mlgpf import run_mlgpf, synthetic_multilabel
-from gpflow_ext.recipes.mlgpf_map import map_predictor, map_scores
+from gpflow_ext.recipes.mlgpf_map import FoldedMapPredictor, MapPredictor, map_predictor, map_scores, map_weights
 from gpflow_ext.recipes.mlgpf_select import _key
 from gpflow_ext.recipes.mlgpf_stacking import LabelScoreFeatures
 
@@ -68,6 +69,21 @@ def test_new_rows_are_scored_by_the_first_stage_fitted_on_every_training_row(dat
     np.testing.assert_allclose(joined[:, 25:].toarray(), 0.5 * scipy.special.expit(full.scores(X_test)), atol=1e-12)
     # the same MAP fit as the inner cross-validation's (map_scores) at that σ²
     np.testing.assert_allclose(full.scores(X_test), map_scores(X, Y[:, features.labels], X_test, [4.0], 20, 2)[0])
+
+
+def test_the_predictor_folds_its_weights_only_when_that_stores_fewer_numbers(data):
+    X, Y, X_test, _ = data
+    folded = map_predictor(X, Y, 4.0, 20, seed=2)  # K = 8 labels, R = 20: D·K = 200 < R·(D + K) = 660
+    assert isinstance(folded, FoldedMapPredictor) and folded.weights.shape == (25, 8) and folded.num_features == 25
+    wide = scipy.sparse.hstack([Y] * 4, format="csr")  # K = 32 > R = 3: D·K = 800 > R·(D + K) = 171
+    factored = map_predictor(X, wide, 4.0, 3, seed=2)
+    assert isinstance(factored, MapPredictor) and factored.basis.shape == (3, 25) and factored.num_features == 25
+    # the brute-force twin: the same fit by hand, scored as (X X̃ᵀ) U + b with its basis
+    Vt = subspace_basis(X, 20, seed=2)[2]  # [R, D]
+    U, b = map_weights((X @ Vt.T).astype(np.float32), Y.toarray().astype(np.float32), 4.0, max_iter=50, tolerance=1e-6)
+    twin = MapPredictor(Vt, U, b)
+    np.testing.assert_allclose(folded.scores(X_test), twin.scores(X_test), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(folded.scores(X_test.toarray()), folded.scores(X_test), rtol=0, atol=1e-12)
 
 
 def test_the_most_frequent_labels_are_scored_ties_by_label_id():

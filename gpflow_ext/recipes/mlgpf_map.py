@@ -1,8 +1,8 @@
 """The MAP twin of ``label-gps``: K independent Bernoulli-logit labels with scores f = Φ U + b on the rows'
 features Φ = X X̃ᵀ (X̃: the leading right-singular vectors of the fit rows) and a prior u_k ~ N(0, σ² I), fitted by
 full-batch L-BFGS. :func:`map_weights` fits the weights; :func:`map_scores` scores held-out rows along a grid of σ²
-(the inner cross-validation of :mod:`gpflow_ext.recipes.mlgpf_auto`); :func:`map_predictor` keeps the basis and
-weights for scoring any rows later (:mod:`gpflow_ext.recipes.mlgpf_stacking`).
+(the inner cross-validation of :mod:`gpflow_ext.recipes.mlgpf_auto`); :func:`map_predictor` keeps the weights
+(with their basis, or folded into the rows' features) for scoring any rows later (:mod:`gpflow_ext.recipes.mlgpf_stacking`).
 """
 
 from typing import Any, NamedTuple
@@ -14,7 +14,7 @@ from check_shapes import check_shapes
 
 from ..inducing_variables.subspace import subspace_basis
 
-__all__ = ["map_weights", "map_scores", "MapPredictor", "map_predictor", "dense_rows"]
+__all__ = ["map_weights", "map_scores", "MapPredictor", "FoldedMapPredictor", "map_predictor", "dense_rows"]
 
 
 def _objective(
@@ -106,19 +106,47 @@ class MapPredictor(NamedTuple):
     weights: np.ndarray  # U [R, K]
     bias: np.ndarray  # b [K]
 
+    @property
+    def num_features(self) -> int:
+        """D, the columns of the rows it scores."""
+        return int(self.basis.shape[1])
+
     def scores(self, X: Any) -> np.ndarray:
         """f [N, K] of rows X [N, D] (dense or CSR, through the same transform as the fit rows)."""
         return dense_rows(X @ self.basis.T) @ self.weights + self.bias  # [N, K]
 
 
+class FoldedMapPredictor(NamedTuple):
+    """MAP weights carried back to the rows' own features, W = X̃ᵀ U: scores f = X W + b, the same numbers as
+    :class:`MapPredictor`'s to rounding, with D·K weights in place of R·(D + K) and nnz(X)·K multiply-adds per
+    scoring in place of nnz(X)·R + N·R·K."""
+
+    weights: np.ndarray  # W [D, K]
+    bias: np.ndarray  # b [K]
+
+    @property
+    def num_features(self) -> int:
+        """D, the columns of the rows it scores."""
+        return int(self.weights.shape[0])
+
+    def scores(self, X: Any) -> np.ndarray:
+        """f [N, K] of rows X [N, D] (dense or CSR, through the same transform as the fit rows)."""
+        return dense_rows(X @ self.weights) + self.bias  # [N, K]
+
+
 def map_predictor(
     X_fit: Any, Y_fit: Any, variance: float, rank: int, seed: int = 0, max_iter: int = 50
-) -> MapPredictor:
+) -> MapPredictor | FoldedMapPredictor:
     """The MAP weights at σ² = ``variance`` fitted on (``X_fit``, ``Y_fit``) in the basis of the ``rank`` leading
     right-singular vectors of ``X_fit``, as :func:`map_scores` fits them (float32 products, L-BFGS stopped at a
-    relative change of 1e-6 or ``max_iter`` iterations), kept for scoring other rows."""
+    relative change of 1e-6 or ``max_iter`` iterations), kept for scoring other rows: folded into the rows' own
+    features (:class:`FoldedMapPredictor`) when that stores fewer numbers, D·K < R·(D + K) (fewer labels than the
+    rank, the label-score features' case), else with its basis (:class:`MapPredictor`)."""
     rank = min(int(rank), *X_fit.shape)
     _, _, Vt = subspace_basis(X_fit, rank, seed=seed)  # [R, D]
     Phi = dense_rows(X_fit @ Vt.T).astype(np.float32)  # [N_fit, R]
     weights, bias = map_weights(Phi, dense_rows(Y_fit).astype(np.float32), variance, max_iter=max_iter, tolerance=1e-6)
+    (R, D), K = Vt.shape, weights.shape[1]
+    if D * K < R * (D + K):
+        return FoldedMapPredictor(Vt.T @ weights, bias)  # [D, K]
     return MapPredictor(Vt, weights, bias)

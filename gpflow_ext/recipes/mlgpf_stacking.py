@@ -21,7 +21,7 @@ import scipy.sparse
 import scipy.special
 
 from ..validation import check_input_matrix, check_multilabel_data, check_positive_int, check_positive_number
-from .mlgpf_map import MapPredictor, dense_rows, map_predictor
+from .mlgpf_map import FoldedMapPredictor, MapPredictor, dense_rows, map_predictor
 
 __all__ = ["LABEL_SCORE_MAX_LABELS", "LabelScoreFeatures", "check_label_score_weight"]
 
@@ -79,7 +79,7 @@ class LabelScoreFeatures:
         self.budget = None if budget is None else check_positive_number(budget, "budget", "a positive number or None")
         self.rows_fitted: list[int] = []  # the rows each first stage was fitted on: one per fold, then the last
         self.labels: np.ndarray | None = None  # [L] the scored label ids
-        self.predictor: MapPredictor | None = None
+        self.predictor: MapPredictor | FoldedMapPredictor | None = None
         self.training_rows: Any = None  # [N, D + L]
 
     def fit(self, X: Any, Y: Any) -> "LabelScoreFeatures":
@@ -102,7 +102,9 @@ class LabelScoreFeatures:
         self.training_rows = self._joined(X, out_of_fold)
         return self
 
-    def _first_stage(self, X: Any, labels: Any, rows: np.ndarray, rng: np.random.Generator) -> MapPredictor:
+    def _first_stage(
+        self, X: Any, labels: Any, rows: np.ndarray, rng: np.random.Generator
+    ) -> MapPredictor | FoldedMapPredictor:
         """The MAP twin fitted on ``rows`` of X, or on the random ones of them within ``budget`` (n·R·L)."""
         if self.budget is not None:
             per_row = min(self.rank, *X.shape) * labels.shape[1]  # multiply-adds per row of a product
@@ -123,8 +125,6 @@ class LabelScoreFeatures:
         if self.predictor is None:
             raise ValueError("LabelScoreFeatures is not fitted: call fit(X_train, Y_train) first")
         X = check_input_matrix(X, "X", allow_sparse=True, integer="cast", what="inputs")
-        if X.shape[1] != self.predictor.basis.shape[1]:
-            raise ValueError(
-                f"X has {X.shape[1]} columns; the first stage was fitted on {self.predictor.basis.shape[1]}"
-            )
+        if X.shape[1] != self.predictor.num_features:
+            raise ValueError(f"X has {X.shape[1]} columns; the first stage was fitted on {self.predictor.num_features}")
         return self._joined(X, self.predictor.scores(X))
