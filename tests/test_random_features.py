@@ -1,4 +1,5 @@
-"""Random Fourier features appended to the rows (``WithRandomFeatures``, ``MLGPFConfig.random_features``): the
+"""Random Fourier features appended to the rows (``WithRandomFeatures``, ``MLGPFConfig.random_features``; the
+join itself, ``append_columns``, against ``scipy.sparse.hstack``): the
 features against the squared-exponential kernel they estimate, fitted on training rows only, and the recipe's
 transform in the run and in its inner cross-validation."""
 import dataclasses
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from gpflow_ext.data.transforms import TfidfRows, WithRandomFeatures, median_distance
+from gpflow_ext.data.transforms import TfidfRows, WithRandomFeatures, append_columns, median_distance
 from gpflow_ext.recipes import mlgpf_config as configs
 from gpflow_ext.recipes.mlgpf import run_mlgpf
 from gpflow_ext.recipes.mlgpf_select import _key, _tuning_key
@@ -96,3 +97,22 @@ def test_recipe_with_random_features_tunes_and_trains_on_the_joined_rows():
     second = run_mlgpf(config, (X[:120], Y[:120]), (noise, Y[120:]), progress=False)
     assert first["tuning"]["scores"] == second["tuning"]["scores"]
     assert np.isfinite(first["final_bound"]) and 0.0 <= first["P@1"] <= 100.0
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 3, 1000])
+def test_append_columns_equals_scipy_hstack(chunk_rows):
+    rng = np.random.default_rng(4)
+    dense = rng.standard_normal((11, 7)) * (rng.random((11, 7)) < 0.3)
+    dense[[2, 7]] = 0.0  # rows with no stored entry
+    rows = sp.csr_matrix(dense.astype(np.float32))
+    block = rng.standard_normal((11, 4))  # [N, F], float64
+    joined = append_columns(rows, block, chunk_rows=chunk_rows)
+    reference = sp.hstack([rows, sp.csr_matrix(block)], format="csr")
+    assert sp.isspmatrix_csr(joined) and joined.shape == (11, 11) and joined.dtype == np.float64
+    np.testing.assert_array_equal(joined.indptr, reference.indptr)
+    np.testing.assert_array_equal(joined.indices, reference.indices)
+    np.testing.assert_array_equal(joined.data, reference.data)
+    assert joined.has_canonical_format
+    np.testing.assert_array_equal(append_columns(dense, block), np.hstack([dense, block]))
+    with pytest.raises(ValueError, match="block has 3 rows; the rows it is appended to have 11"):
+        append_columns(rows, block[:3])

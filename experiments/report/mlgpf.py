@@ -423,9 +423,11 @@ def scaling_runs() -> str:
 
 #: the ``label-gps`` recipe's model at full size: every label exactly, and 100 sampled negatives
 LABEL_GPS_RUNS = ("label_gps_200_steps_exact.json", "label_gps_200_steps_negatives.json",
-                  "best_tuned_200_steps_exact.json")
+                  "best_tuned_200_steps_exact.json", "best_label_scores_200_steps_exact.json")
 #: the best recipe at this size: σ² chosen on the training file (``--tune``), then the same 200 exact steps
 BEST_TUNED = f"{SCALING}/best_tuned_200_steps_exact.json"
+#: the same with the recipe's label-score first stage (``--label-scores``), the joined rows trained from memory
+BEST_LABEL_SCORES = f"{SCALING}/best_label_scores_200_steps_exact.json"
 
 
 @generator("mlgpf-scaling-label-gps")
@@ -434,6 +436,8 @@ def scaling_label_gps() -> str:
     for name in LABEL_GPS_RUNS:
         r = load(f"{SCALING}/{name}")
         labels = "every label exactly" if r["exact_labels"] else f"{r['args']['num_negative_samples']} sampled negatives"
+        if "label_scores" in r:
+            labels += f", rows joined with {r['label_scores']['labels']} label scores"
         variance = r.get("kernel_variance", float(r["args"]["kernel_variance"]))
         rows.append([labels, f"{variance:g}" + (" (chosen by `best`'s rule)" if "tuning" in r else " (fixed)"),
                      f"{r['steps_trained']:,} of {r['steps_per_epoch']:,}",
@@ -456,6 +460,34 @@ def scaling_best_tuning() -> str:
             f"({cut['multiply_adds']:.3g} multiply-adds per fold product); peak RSS after it "
             f"{fmt(r['rss_gb_after_tuning'], 2)} GB. It chose **σ² = {tuning['chosen']:g}** (held-out P@1 of the MAP "
             f"twin per σ², mean of {tuning['folds']} inner folds: {scores})")
+
+
+@generator("mlgpf-scaling-label-scores")
+def scaling_label_scores() -> str:
+    r, before = load(BEST_LABEL_SCORES), load(BEST_TUNED)
+    scores, wall, cpu = r["label_scores"], r["phases_seconds"], r["phases_cpu_seconds"]
+    fitted = scores["rows_fitted"]
+    return (f"The first stage (α = {scores['weight']:g}, σ² = {scores['kernel_variance']:g}, the "
+            f"{scores['labels']} most frequent labels) took **{fmt(wall['label_scores'], 0)} s** wall "
+            f"({fmt(cpu['label_scores'], 0)} s CPU): {scores['folds']} out-of-fold fits on {fitted[0]:,} random rows "
+            f"each and one on {fitted[-1]:,} (the budget's cut), every one of the {r['N']:,} training rows scored, "
+            f"and the rows joined ({fmt(scores['nnz_per_row'], 1)} stored numbers per row, "
+            f"{r['D_joined']:,} columns); peak RSS after it {fmt(r['rss_gb_after_label_scores'], 2)} GB. The basis "
+            f"of the joined rows took {fmt(wall['basis'], 0)} s, and a step on them "
+            f"{fmt(r['training_cpu_seconds_per_step'], 2)} CPU s against {fmt(before['training_cpu_seconds_per_step'], 2)} "
+            f"without the first stage; the peak RSS of the whole run was {fmt(r['peak_rss_gb'], 2)} GB")
+
+
+@generator("mlgpf-scaling-append-columns")
+def scaling_append_columns() -> str:
+    r = load(f"{SCALING}/append_columns.json")
+    ours, peer = r["summary"]["append_columns"], r["summary"]["scipy.sparse.hstack"]
+    return (f"at {r['rows']:,} rows of {r['nnz_per_row']} random entries and {r['width']} appended columns, "
+            f"`append_columns` peaks at {fmt(ours['peak_gb_above_inputs'], 2)} GB above its inputs (the joined "
+            f"matrix is {fmt(ours['joined_gb'], 2)} GB) and takes {fmt(ours['seconds'], 1)} s, against "
+            f"{fmt(peer['peak_gb_above_inputs'], 2)} GB and {fmt(peer['seconds'], 1)} s for `scipy.sparse.hstack`: "
+            f"{fmt(r['peak_ratio'], 1)} times less memory and {fmt(r['seconds_ratio'], 1)} times faster (medians of "
+            f"{r['repeats']} runs each, in fresh processes, the same arrays)")
 
 
 @generator("mlgpf-scaling-phases")

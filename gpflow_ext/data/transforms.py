@@ -21,6 +21,7 @@ from ..validation import check_input_matrix
 
 __all__ = [
     "l2_normalise_rows",
+    "append_columns",
     "L2Rows",
     "TfidfRows",
     "RowsAsGiven",
@@ -117,6 +118,36 @@ class RowsAsGiven:
 ROW_TRANSFORMS: dict[str, type] = {"tfidf": TfidfRows, "l2": L2Rows, "none": RowsAsGiven}
 
 
+def append_columns(rows: Any, block: np.ndarray, chunk_rows: int = 65_536) -> Matrix:
+    """The rows [N, D] with the dense columns ``block`` [N, F] after them, [N, D + F]: dense rows by ``np.hstack``
+    (float64); CSR rows stay CSR, written straight into the joined arrays ``chunk_rows`` rows at a time (each row's own
+    entries, then its F block entries, every one stored), with none of the COO copies of ``scipy.sparse.hstack``:
+    at a million rows the joined matrix is then held once."""
+    if not scipy.sparse.issparse(rows):
+        return np.hstack([np.asarray(rows, dtype=np.float64), block])
+    rows = scipy.sparse.csr_matrix(rows)
+    (num_rows, num_columns), width = rows.shape, block.shape[1]
+    if block.shape[0] != num_rows:
+        raise ValueError(f"block has {block.shape[0]} rows; the rows it is appended to have {num_rows}")
+    own = np.diff(rows.indptr).astype(np.int64)  # [N] stored entries per row
+    total = int(own.sum()) + num_rows * width
+    index_dtype = np.int32 if max(total, num_columns + width) < np.iinfo(np.int32).max else np.int64
+    indptr = np.zeros(num_rows + 1, dtype=index_dtype)  # [N + 1]
+    np.cumsum(own + width, out=indptr[1:])
+    data = np.empty(total, dtype=np.result_type(rows.dtype, block.dtype))  # [nnz]
+    indices = np.empty(total, dtype=index_dtype)  # [nnz]
+    block_columns = np.arange(num_columns, num_columns + width)  # [F]
+    for start in range(0, num_rows, chunk_rows):
+        stop = min(start + chunk_rows, num_rows)
+        first, last = rows.indptr[start], rows.indptr[stop]
+        # row i's own entries move by F·i (the blocks of the rows before it); its block fills the last F places
+        moved = np.arange(first, last) + width * np.repeat(np.arange(start, stop), own[start:stop])  # [nnz_chunk]
+        data[moved], indices[moved] = rows.data[first:last], rows.indices[first:last]
+        places = (indptr[start + 1 : stop + 1] - width)[:, None] + np.arange(width)  # [n, F]
+        data[places], indices[places] = block[start:stop], block_columns
+    return scipy.sparse.csr_matrix((data, indices, indptr), shape=(num_rows, num_columns + width))
+
+
 def row_transform_names(names: Any, name: str = "input_transform_choices") -> tuple[str, ...]:
     """``names`` checked to be a non-empty sequence of distinct :data:`ROW_TRANSFORMS` names, as a tuple."""
     if isinstance(names, str) or not hasattr(names, "__iter__"):
@@ -210,7 +241,4 @@ class WithRandomFeatures:
             raise ValueError(
                 f"X has {rows.shape[1]} columns after the base transform; fitted on {self.weights.shape[0]}"
             )
-        features = self.features(rows)  # [N, F]
-        if scipy.sparse.issparse(rows):
-            return scipy.sparse.hstack([rows, scipy.sparse.csr_matrix(features)], format="csr")  # [N, D' + F]
-        return np.hstack([np.asarray(rows, dtype=np.float64), features])  # [N, D' + F]
+        return append_columns(rows, self.features(rows))  # [N, D' + F]

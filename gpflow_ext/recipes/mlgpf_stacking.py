@@ -20,8 +20,9 @@ import numpy as np
 import scipy.sparse
 import scipy.special
 
+from ..data.transforms import append_columns
 from ..validation import check_input_matrix, check_multilabel_data, check_positive_int, check_positive_number
-from .mlgpf_map import FoldedMapPredictor, MapPredictor, dense_rows, map_predictor
+from .mlgpf_map import FoldedMapPredictor, MapPredictor, map_predictor
 
 __all__ = ["LABEL_SCORE_MAX_LABELS", "LabelScoreFeatures", "check_label_score_weight"]
 
@@ -115,10 +116,10 @@ class LabelScoreFeatures:
         return map_predictor(X[rows], labels[rows], self.kernel_variance, self.rank, seed=self.seed)
 
     def _joined(self, X: Any, scores: np.ndarray) -> Any:
-        features = self.weight * scipy.special.expit(scores)  # [N, L]
-        if scipy.sparse.issparse(X):
-            return scipy.sparse.hstack([X, scipy.sparse.csr_matrix(features)], format="csr")  # [N, D + L]
-        return np.hstack([dense_rows(X).astype(np.float64), features])  # [N, D + L]
+        """[X, α sigmoid(scores)] [N, D + L]; ``scores`` [N, L] is overwritten by the features (one array of them)."""
+        features = scipy.special.expit(scores, out=scores)  # [N, L]
+        features *= self.weight
+        return append_columns(X, features)  # [N, D + L]
 
     def __call__(self, X: Any) -> Any:
         """New rows X [N, D] joined with α p̂(x) of the first stage fitted on every training row [N, D + L]."""
