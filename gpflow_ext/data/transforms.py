@@ -132,7 +132,7 @@ def append_columns(rows: Any, block: np.ndarray, chunk_rows: int = 65_536) -> Ma
     own = np.diff(rows.indptr).astype(np.int64)  # [N] stored entries per row
     total = int(own.sum()) + num_rows * width
     index_dtype = np.int32 if max(total, num_columns + width) < np.iinfo(np.int32).max else np.int64
-    indptr = np.zeros(num_rows + 1, dtype=index_dtype)  # [N + 1]
+    indptr: np.ndarray = np.zeros(num_rows + 1, dtype=index_dtype)  # [N + 1]
     np.cumsum(own + width, out=indptr[1:])
     data = np.empty(total, dtype=np.result_type(rows.dtype, block.dtype))  # [nnz]
     indices = np.empty(total, dtype=index_dtype)  # [nnz]
