@@ -467,7 +467,11 @@ def scaling_label_scores() -> str:
     r, before = load(BEST_LABEL_SCORES), load(BEST_TUNED)
     scores, wall, cpu = r["label_scores"], r["phases_seconds"], r["phases_cpu_seconds"]
     fitted = scores["rows_fitted"]
-    return (f"The first stage (α = {scores['weight']:g}, σ² = {scores['kernel_variance']:g}, the "
+    choices = "; ".join(f"`{c['input_transform']}` at σ² = {c['kernel_variance']:g}, held-out P@1 {fmt(c['P@1 mean'])}"
+                        for c in r["tuning"]["input_transform_scores"])
+    return (f"In this run the rule chose the rows' transform with σ² ({choices}; {fmt(wall['tuning'], 0)} s wall): "
+            f"**`{r['tuning']['input_transform']}` at σ² = {r['kernel_variance']:g}**. "
+            f"The first stage (α = {scores['weight']:g}, σ² = {scores['kernel_variance']:g}, the "
             f"{scores['labels']} most frequent labels) took **{fmt(wall['label_scores'], 0)} s** wall "
             f"({fmt(cpu['label_scores'], 0)} s CPU): {scores['folds']} out-of-fold fits on {fitted[0]:,} random rows "
             f"each and one on {fitted[-1]:,} (the budget's cut), every one of the {r['N']:,} training rows scored, "
