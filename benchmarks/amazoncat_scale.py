@@ -121,7 +121,8 @@ def evaluate(model, path, max_rows: int = 0, batch_size: int = 1000, rows_transf
 
 
 class JoinedRowsSource:
-    """The training rows joined with their label scores, in memory: ``fit``'s minibatches of (X, Y) per epoch."""
+    """The training rows joined with their label scores, in memory: called with an epoch, ``fit``'s minibatches of
+    (X, Y) for it, as :class:`~gpflow_ext.data.XMCTextSource` gives them from the file."""
 
     def __init__(self, X, Y, batch_size: int, seed: int, dtype):
         import tensorflow as tf
@@ -133,7 +134,7 @@ class JoinedRowsSource:
         self.num_features = int(X.shape[1])
         self.steps_per_epoch = steps_per_epoch(int(X.shape[0]), batch_size)
 
-    def dataset(self, epoch: int):
+    def __call__(self, epoch: int):
         from gpflow_ext.training.data import minibatch_dataset
 
         return minibatch_dataset(self.arrays, self.batch_size, epoch, epoch + 1, self.seed, True)
@@ -262,8 +263,6 @@ def run(args) -> dict:
     result["model"] = args.model
     result["exact_labels"] = negatives is None
     data = source if not args.max_steps else (lambda epoch: source(epoch).take(args.max_steps))
-    if args.label_scores:
-        data = source.dataset if not args.max_steps else (lambda epoch: source.dataset(epoch).take(args.max_steps))
     timer = StepTimes()
     start, cpu_start = time.perf_counter(), cpu_seconds()
     history = fit(model, data, epochs=args.epochs, learning_rate=args.learning_rate, seed=args.seed,
